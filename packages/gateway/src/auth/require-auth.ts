@@ -1,0 +1,15 @@
+import type { NextFunction, Request, Response } from "express";
+import type { Store } from "../store/store.ts";
+import { authenticate, type Principal } from "./api-keys.ts";
+
+/** Express middleware: every API route past it has res.locals.principal. */
+export function requireAuth(store: Store) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    res.locals.principal = await authenticate(store, req.headers.authorization);
+    next();
+  };
+}
+
+export function principalOf(res: Response): Principal {
+  return res.locals.principal as Principal;
+}

@@ -1,0 +1,58 @@
+import { z } from "zod";
+import type { Principal } from "../auth/api-keys.ts";
+import { hostCallError } from "../hosts/host-errors.ts";
+import type { HostPool } from "../hosts/host-pool.ts";
+import type { Store } from "../store/store.ts";
+import { resolveSession } from "./resolve-session.ts";
+import { formatRfc3339Nano } from "./rfc3339.ts";
+
+export const FileInfoQuery = z.object({
+  path: z
+    .string({ error: (issue) => (issue.input === undefined ? "required" : "must be a single string") })
+    .startsWith("/", { error: "must be an absolute path (start with /)" })
+    .refine((path) => !path.includes("\0"), { error: "must not contain a NUL byte" }),
+});
+export type FileInfoQuery = z.infer<typeof FileInfoQuery>;
+
+/** Spec 2.4, field for field. */
+export const FileInfoRecord = z.object({
+  is_dir: z.boolean(),
+  mod_time: z.string(),
+  mode: z.string(),
+  name: z.string(),
+  path: z.string(),
+  size_bytes: z.number().int(),
+});
+export type FileInfoRecord = z.infer<typeof FileInfoRecord>;
+
+export interface BrowserDeps {
+  store: Store;
+  hosts: HostPool;
+  agentTimeoutMs: number;
+}
+
+export async function getFileInfo(
+  deps: BrowserDeps,
+  principal: Principal,
+  idOrName: string,
+  query: FileInfoQuery,
+  requestId: string,
+): Promise<FileInfoRecord> {
+  const session = await resolveSession(deps.store, principal, idOrName);
+  let info: Awaited<ReturnType<ReturnType<HostPool["client"]>["fileInfo"]>>;
+  try {
+    info = await deps.hosts
+      .client(session.hostAddress)
+      .fileInfo({ path: query.path }, { timeoutMs: deps.agentTimeoutMs, requestId });
+  } catch (error) {
+    throw hostCallError(error, session.hostAddress);
+  }
+  return {
+    is_dir: info.isDir,
+    mod_time: formatRfc3339Nano(info.modTime?.seconds ?? 0n, info.modTime?.nanos ?? 0),
+    mode: info.mode,
+    name: info.name,
+    path: info.path,
+    size_bytes: Number(info.sizeBytes),
+  };
+}

@@ -1,0 +1,86 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+
+export interface GatewayConfig {
+  port: number;
+  host: string;
+  /** PostgreSQL connection string; unset means the embedded SQLite file under dataDir. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  /** Host agent addresses (host:port) this gateway may place sessions on. */
+  hostAgents: string[];
+  agentTls: { ca: Buffer; cert: Buffer | undefined; key: Buffer | undefined } | undefined;
+  /** Deadline of one gRPC call to a host agent, besides the press duration itself. */
+  agentTimeoutMs: number;
+  /** 32-byte key for the encryption of proxy secrets at rest. */
+  secretsKey: Buffer | undefined;
+  logLevel: string;
+  /** The largest press_key duration accepted. */
+  maxPressDurationMs: number;
+}
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function file(name: string, path: string | undefined): Buffer | undefined {
+  if (!path) return undefined;
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new ConfigError(`${name}: cannot read ${path}: ${(error as Error).message}`);
+  }
+}
+
+function secretsKey(raw: string | undefined): Buffer | undefined {
+  if (!raw) return undefined;
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, "hex") : Buffer.from(raw, "base64");
+  if (key.length !== 32) throw new ConfigError("SECRETS_KEY must be 32 bytes, as 64 hex characters or base64");
+  return key;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
+  const logLevel = env.LOG_LEVEL || "info";
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError("DATABASE_URL must be a postgres:// or postgresql:// URL");
+  }
+  const hostAgents = (env.HOST_AGENTS ?? "")
+    .split(",")
+    .map((address) => address.trim())
+    .filter(Boolean);
+  for (const address of hostAgents) {
+    if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(address)) {
+      throw new ConfigError(`HOST_AGENTS: "${address}" is not host:port`);
+    }
+  }
+  const ca = file("AGENT_TLS_CA", env.AGENT_TLS_CA);
+  const cert = file("AGENT_TLS_CLIENT_CERT", env.AGENT_TLS_CLIENT_CERT);
+  const key = file("AGENT_TLS_CLIENT_KEY", env.AGENT_TLS_CLIENT_KEY);
+  if (Boolean(cert) !== Boolean(key)) {
+    throw new ConfigError("AGENT_TLS_CLIENT_CERT and AGENT_TLS_CLIENT_KEY must be set together");
+  }
+  if (cert && !ca) throw new ConfigError("AGENT_TLS_CLIENT_CERT needs AGENT_TLS_CA");
+  return {
+    port: integer(env, "PORT", 8080, 0, 65535),
+    host: env.HOST || "127.0.0.1",
+    databaseUrl,
+    dataDir: resolve(env.DATA_DIR || "./data"),
+    hostAgents,
+    agentTls: ca ? { ca, cert, key } : undefined,
+    agentTimeoutMs: integer(env, "AGENT_TIMEOUT_MS", 5_000, 1, 600_000),
+    secretsKey: secretsKey(env.SECRETS_KEY),
+    logLevel,
+    maxPressDurationMs: integer(env, "MAX_PRESS_DURATION_MS", 300_000, 0, 3_600_000),
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * The error table: every error the API answers with, its HTTP status, and
+ * whether the official client may retry it. Domain code throws ApiError with
+ * one of these codes; the HTTP layer turns it into the Error body.
+ */
+export const ERROR_TABLE = {
+  invalid_request: { status: 400, retry: false },
+  bad_request: { status: 400, retry: false },
+  unauthorized: { status: 401, retry: false },
+  forbidden: { status: 403, retry: false },
+  not_found: { status: 404, retry: false },
+  conflict: { status: 409, retry: false },
+  payload_too_large: { status: 413, retry: false },
+  internal_error: { status: 500, retry: false },
+  host_unavailable: { status: 502, retry: true },
+  store_unavailable: { status: 503, retry: true },
+  display_unavailable: { status: 503, retry: false },
+  no_host_available: { status: 503, retry: true },
+  host_timeout: { status: 504, retry: true },
+} as const satisfies Record<string, { status: number; retry: boolean }>;
+
+export type ErrorCode = keyof typeof ERROR_TABLE;
+
+export interface ErrorDetail {
+  code?: string;
+  message?: string;
+}
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetail[] | undefined;
+  readonly innerError: ErrorDetail | undefined;
+  /** Overrides the table, e.g. a press_key that may have reached the host must not be retried. */
+  readonly retry: boolean;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { details?: ErrorDetail[]; innerError?: ErrorDetail; retry?: boolean; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = "ApiError";
+    this.code = code;
+    this.details = options.details;
+    this.innerError = options.innerError;
+    this.retry = options.retry ?? ERROR_TABLE[code].retry;
+  }
+
+  get status(): number {
+    return ERROR_TABLE[this.code].status;
+  }
+}
+
+/** A 400 bad_request with one invalid_input detail per problem ("<field>: <what is wrong>"). */
+export function invalidInput(problems: string[]): ApiError {
+  return new ApiError("bad_request", problems.length === 1 ? (problems[0] as string) : "invalid input", {
+    details: problems.map((message) => ({ code: "invalid_input", message })),
+  });
+}
+
+export function notFound(what: string): ApiError {
+  return new ApiError("not_found", `${what} not found`);
+}

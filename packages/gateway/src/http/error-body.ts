@@ -1,0 +1,38 @@
+import type { Response } from "express";
+import { ApiError } from "../errors.ts";
+import type { Logger } from "../logger.ts";
+import { StoreUnavailableError } from "../store/sql-client.ts";
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+}
+
+/** Classifies anything thrown while serving a request as an ApiError. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof StoreUnavailableError) {
+    return new ApiError("store_unavailable", "the store is unavailable; try again shortly", { cause: error });
+  }
+  const type = (error as BodyParserError | null)?.type;
+  if (type === "entity.too.large") return new ApiError("payload_too_large", "request body is larger than 1 MiB");
+  if (type === "entity.parse.failed") return new ApiError("invalid_request", "request body is not valid JSON");
+  if (type === "encoding.unsupported" || type === "charset.unsupported" || type === "request.aborted") {
+    return new ApiError("invalid_request", "request body could not be read");
+  }
+  return new ApiError("internal_error", "internal error", { cause: error });
+}
+
+/** Writes the Error body and the retry hint the official client honours. */
+export function sendError(res: Response, error: unknown, log: Logger): void {
+  const apiError = toApiError(error);
+  if (apiError.status >= 500) log.error({ err: apiError.cause ?? apiError, code: apiError.code }, apiError.message);
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const body: Record<string, unknown> = { code: apiError.code, message: apiError.message };
+  if (apiError.details) body.details = apiError.details;
+  if (apiError.innerError) body.inner_error = apiError.innerError;
+  res.status(apiError.status).setHeader("x-should-retry", String(apiError.retry)).json(body);
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+import { ConfigError, type GatewayConfig, loadConfig } from "./config.ts";
+import { createLogger } from "./logger.ts";
+import { startGateway } from "./server.ts";
+
+let config: GatewayConfig;
+try {
+  config = loadConfig(process.env);
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`gateway: configuration error: ${error.message}\n`);
+  process.exit(2);
+}
+
+const logger = createLogger(config.logLevel);
+let gateway: Awaited<ReturnType<typeof startGateway>>;
+try {
+  gateway = await startGateway(config, logger);
+} catch (error) {
+  logger.fatal({ err: error }, "could not start");
+  process.stderr.write(`gateway: could not start: ${(error as Error).message}\n`);
+  process.exit(1);
+}
+logger.info({ port: gateway.port, host: config.host, store: config.databaseUrl ? "postgres" : "sqlite" }, "listening");
+
+let stopping = false;
+async function stop(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, "shutting down");
+  await gateway.stop();
+  logger.info("stopped");
+  process.exit(0);
+}
+process.on("SIGTERM", () => void stop("SIGTERM"));
+process.on("SIGINT", () => void stop("SIGINT"));

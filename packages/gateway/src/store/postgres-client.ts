@@ -1,0 +1,103 @@
+import pg from "pg";
+import { type SqlClient, StoreUnavailableError, UniqueViolationError } from "./sql-client.ts";
+
+// Classes of SQLSTATE that mean "the database is not there right now", not "your query is wrong":
+// 08 connection exception, 53 insufficient resources, 57 operator intervention (e.g. shutdown), 58 system error.
+const UNAVAILABLE_SQLSTATE = /^(08|53|57|58)/;
+const UNAVAILABLE_NODE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+]);
+
+function mapError(error: unknown): Error {
+  const err = error as { code?: string; message?: string };
+  if (err.code === "23505") return new UniqueViolationError(err.message ?? "", { cause: error });
+  const connectionLost =
+    (err.code !== undefined && (UNAVAILABLE_SQLSTATE.test(err.code) || UNAVAILABLE_NODE_CODES.has(err.code))) ||
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+      err.message ?? "",
+    );
+  if (connectionLost) return new StoreUnavailableError(`postgres: ${err.message}`, { cause: error });
+  return error as Error;
+}
+
+async function run<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    throw mapError(error);
+  }
+}
+
+type Queryable = Pick<pg.PoolClient, "query">;
+
+function clientOver(queryable: Queryable, transaction: SqlClient["transaction"]): SqlClient {
+  return {
+    dialect: "postgres",
+    query: async <Row>(sql: string, params: readonly unknown[] = []) =>
+      run(async () => (await queryable.query(sql, params as unknown[])).rows as Row[]),
+    execute: async (sql, params = []) =>
+      run(async () => (await queryable.query(sql, params as unknown[])).rowCount ?? 0),
+    transaction,
+    close: async () => {},
+  };
+}
+
+export interface PostgresOptions {
+  connectionString: string;
+  maxConnections?: number;
+  /** How long to wait for a connection before reporting the store unavailable. */
+  connectTimeoutMs?: number;
+}
+
+export class PostgresClient implements SqlClient {
+  readonly dialect = "postgres" as const;
+  readonly #pool: pg.Pool;
+  readonly #plain: SqlClient;
+
+  constructor(options: PostgresOptions) {
+    this.#pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.maxConnections ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000,
+    });
+    // An idle client whose server went away emits here; without a listener the process would crash.
+    this.#pool.on("error", () => {});
+    this.#plain = clientOver(this.#pool, (fn) => this.transaction(fn));
+  }
+
+  query<Row>(sql: string, params?: readonly unknown[]): Promise<Row[]> {
+    return this.#plain.query<Row>(sql, params);
+  }
+
+  execute(sql: string, params?: readonly unknown[]): Promise<number> {
+    return this.#plain.execute(sql, params);
+  }
+
+  async transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
+    const connection = await run(() => this.#pool.connect());
+    const tx = clientOver(connection, (inner) => inner(tx));
+    let broken: unknown;
+    try {
+      await tx.execute("BEGIN");
+      const result = await fn(tx);
+      await tx.execute("COMMIT");
+      return result;
+    } catch (error) {
+      broken = error;
+      await connection.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      // A connection that failed mid-transaction may be dead; do not hand it out again.
+      connection.release(broken instanceof StoreUnavailableError ? (broken as Error) : undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.end();
+  }
+}

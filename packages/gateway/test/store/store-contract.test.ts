@@ -1,0 +1,161 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { freshStore, freshStoreLocation, openStoreInProcess, STORE_KINDS } from "../../../../test/support/stores.ts";
+import { createApiKey, hashApiKey } from "../../src/auth/api-keys.ts";
+import { newId } from "../../src/store/ids.ts";
+import { MIGRATIONS, migrate } from "../../src/store/migrations.ts";
+import { UniqueViolationError } from "../../src/store/sql-client.ts";
+import { openStore, type Store } from "../../src/store/store.ts";
+
+describe.each(STORE_KINDS)("store contract on %s", (kind) => {
+  let store: Store;
+  let dispose: () => Promise<void>;
+
+  beforeEach(async () => {
+    ({ store, dispose } = await freshStore(kind));
+  });
+
+  afterEach(async () => {
+    await dispose();
+  });
+
+  function session(organizationId: string, name: string | null, id = newId()) {
+    return { id, organizationId, name, hostAddress: "127.0.0.1:50051", createdAt: new Date().toISOString() };
+  }
+
+  describe("migrations", () => {
+    it("applies every migration once and records it", async () => {
+      const rows = await store.sql.query<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version");
+      expect(rows.map((r) => Number(r.version))).toEqual(MIGRATIONS.map((m) => m.version));
+    });
+
+    it("does nothing when run again", async () => {
+      expect(await migrate(store.sql)).toEqual([]);
+    });
+
+    it("is safe when several replicas start on an empty database at the same moment", async () => {
+      const empty = await freshStoreLocation(kind);
+      try {
+        await Promise.all([1, 2, 3].map(() => openStoreInProcess(empty.location)));
+        const opened = await openStore(empty.location);
+        const rows = await opened.sql.query("SELECT version FROM schema_migrations");
+        await opened.close();
+        expect(rows).toHaveLength(MIGRATIONS.length);
+      } finally {
+        empty.cleanup();
+      }
+    });
+  });
+
+  describe("organizations", () => {
+    it("ensure creates an organization once and returns it every time", async () => {
+      const first = await store.organizations.ensure("acme");
+      const second = await store.organizations.ensure("acme");
+      expect(second).toEqual(first);
+    });
+  });
+
+  describe("api keys", () => {
+    it("stores only the hash of a key and finds the key by it", async () => {
+      const { key, record } = await createApiKey(store, "acme", "ci");
+      const rows = await store.sql.query<Record<string, unknown>>("SELECT * FROM api_keys");
+      expect(JSON.stringify(rows)).not.toContain(key);
+      expect((await store.apiKeys.findActiveByHash(hashApiKey(key)))?.id).toBe(record.id);
+    });
+
+    it("no longer finds a revoked key", async () => {
+      const { key, record } = await createApiKey(store, "acme", "ci");
+      expect(await store.apiKeys.revoke(record.id, new Date().toISOString())).toBe(true);
+      expect(await store.apiKeys.findActiveByHash(hashApiKey(key))).toBeUndefined();
+    });
+
+    it("reports revoking an unknown or already revoked key as false", async () => {
+      const { record } = await createApiKey(store, "acme", "ci");
+      await store.apiKeys.revoke(record.id, new Date().toISOString());
+      expect(await store.apiKeys.revoke(record.id, new Date().toISOString())).toBe(false);
+      expect(await store.apiKeys.revoke("nope", new Date().toISOString())).toBe(false);
+    });
+
+    it("lists keys of one organization or of all", async () => {
+      await createApiKey(store, "acme", "a");
+      await createApiKey(store, "globex", "b");
+      expect((await store.apiKeys.list("acme")).map((k) => k.name)).toEqual(["a"]);
+      expect(await store.apiKeys.list()).toHaveLength(2);
+    });
+  });
+
+  describe("browser sessions", () => {
+    beforeEach(async () => {
+      await store.organizations.ensure("acme");
+      await store.organizations.ensure("globex");
+    });
+
+    it("finds an active session by id and by name", async () => {
+      const s = session("acme", "work");
+      await store.browserSessions.insert(s);
+      expect((await store.browserSessions.findActive("acme", s.id))?.id).toBe(s.id);
+      expect((await store.browserSessions.findActive("acme", "work"))?.id).toBe(s.id);
+    });
+
+    it("never finds another organization's session", async () => {
+      const s = session("acme", "work");
+      await store.browserSessions.insert(s);
+      expect(await store.browserSessions.findActive("globex", s.id)).toBeUndefined();
+      expect(await store.browserSessions.findActive("globex", "work")).toBeUndefined();
+    });
+
+    it("prefers the session whose id matches over one whose name matches", async () => {
+      const target = session("acme", "first");
+      await store.browserSessions.insert(target);
+      await store.browserSessions.insert(session("acme", target.id));
+      expect((await store.browserSessions.findActive("acme", target.id))?.id).toBe(target.id);
+    });
+
+    it("refuses a second active session with the same name in one organization", async () => {
+      await store.browserSessions.insert(session("acme", "work"));
+      await expect(store.browserSessions.insert(session("acme", "work"))).rejects.toBeInstanceOf(UniqueViolationError);
+    });
+
+    it("allows the same name in two organizations", async () => {
+      await store.browserSessions.insert(session("acme", "work"));
+      await expect(store.browserSessions.insert(session("globex", "work"))).resolves.toBeUndefined();
+    });
+
+    it("forgets a deleted session and frees its name", async () => {
+      const s = session("acme", "work");
+      await store.browserSessions.insert(s);
+      expect(await store.browserSessions.markDeleted("acme", s.id, new Date().toISOString())).toBe(true);
+      expect(await store.browserSessions.findActive("acme", s.id)).toBeUndefined();
+      await expect(store.browserSessions.insert(session("acme", "work"))).resolves.toBeUndefined();
+    });
+  });
+
+  describe("transactions", () => {
+    it("roll back every write when the function throws", async () => {
+      await store.organizations.ensure("acme");
+      await expect(
+        store.sql.transaction(async (tx) => {
+          await tx.execute("INSERT INTO organizations (id, name, created_at) VALUES ($1, $2, $3)", ["tx", "tx", "now"]);
+          throw new Error("boom");
+        }),
+      ).rejects.toThrow("boom");
+      expect(await store.sql.query("SELECT id FROM organizations WHERE id = 'tx'")).toEqual([]);
+    });
+
+    it("keep concurrent transactions from interleaving", async () => {
+      await store.sql.execute("CREATE TABLE counter (id INTEGER PRIMARY KEY, value INTEGER NOT NULL)");
+      await store.sql.execute("INSERT INTO counter (id, value) VALUES (1, 0)");
+      const lock = kind === "postgres" ? " FOR UPDATE" : "";
+      await Promise.all(
+        Array.from({ length: 20 }, () =>
+          store.sql.transaction(async (tx) => {
+            const [row] = await tx.query<{ value: number }>(`SELECT value FROM counter WHERE id = 1${lock}`);
+            await new Promise((resolve) => setTimeout(resolve, 1));
+            await tx.execute("UPDATE counter SET value = $1 WHERE id = 1", [Number(row?.value) + 1]);
+          }),
+        ),
+      );
+      const [row] = await store.sql.query<{ value: number }>("SELECT value FROM counter WHERE id = 1");
+      expect(Number(row?.value)).toBe(20);
+    });
+  });
+});

@@ -1,0 +1,83 @@
+import { HostAgent, registerService } from "@browser-infra/contract";
+import { Server, ServerCredentials, status } from "@grpc/grpc-js";
+import { HealthImplementation } from "grpc-health-check";
+import type { AgentConfig } from "../config.ts";
+import type { Keyboard } from "../keyboard/index.ts";
+import type { Logger } from "../logger.ts";
+import { AGENT_VERSION } from "../version.ts";
+import { handleFileInfo } from "./file-info-handler.ts";
+import { pressKeyHandler } from "./press-key-handler.ts";
+
+export interface AgentServer {
+  /** The port actually bound (useful with port 0). */
+  readonly port: number;
+  /** Stops accepting calls and waits for running ones up to graceMs. */
+  shutdown(graceMs: number): Promise<void>;
+}
+
+function credentials(config: AgentConfig): ServerCredentials {
+  if (!config.tls) return ServerCredentials.createInsecure();
+  const { cert, key, clientCa } = config.tls;
+  // With a client CA the agent demands a client certificate signed by it (mTLS).
+  return ServerCredentials.createSsl(
+    clientCa ?? null,
+    [{ cert_chain: cert, private_key: key }],
+    clientCa !== undefined,
+  );
+}
+
+export async function startAgentServer(
+  config: AgentConfig,
+  deps: { keyboard: Keyboard | undefined; logger: Logger },
+): Promise<AgentServer> {
+  const { logger } = deps;
+  const server = new Server();
+  registerService(
+    server,
+    HostAgent,
+    {
+      fileInfo: handleFileInfo,
+      pressKey: pressKeyHandler(deps.keyboard),
+      describe: async () => ({
+        agentVersion: AGENT_VERSION,
+        display: config.display ?? "",
+        cdpWsUrl: config.cdpWsUrl ?? "",
+      }),
+    },
+    {
+      onCallEnd: (context, outcome) => {
+        const line = {
+          reqId: context.requestId,
+          method: context.method,
+          code: status[outcome.code],
+          durationMs: Math.round(outcome.durationMs * 1000) / 1000,
+        };
+        if (outcome.code === status.INTERNAL) logger.error({ ...line, err: outcome.error }, "rpc failed");
+        else logger.info(line, "rpc");
+      },
+    },
+  );
+  const health = new HealthImplementation({ "": "SERVING", "hostagent.v1.HostAgent": "SERVING" });
+  health.addToServer(server);
+
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(config.listen, credentials(config), (error, boundPort) =>
+      error ? reject(error) : resolve(boundPort),
+    ),
+  );
+  return {
+    port,
+    shutdown: (graceMs) =>
+      new Promise<void>((resolve) => {
+        health.setStatus("", "NOT_SERVING");
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
+  };
+}

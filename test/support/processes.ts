@@ -1,0 +1,132 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+export const AGENT_MAIN = `${ROOT}packages/host-agent/src/main.ts`;
+export const GATEWAY_MAIN = `${ROOT}packages/gateway/src/main.ts`;
+export const CLI_MAIN = `${ROOT}packages/gateway/src/cli/main.ts`;
+
+export interface RunningProcess {
+  readonly child: ChildProcess;
+  /** Every line the process wrote to stdout and stderr so far. */
+  readonly lines: string[];
+  /** Resolves with the first JSON log line for which `match` is true. */
+  waitForLog(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** Sends the signal and waits for the exit; SIGKILL after 10 s. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts a TypeScript entry point as its own OS process on this Node (24, type stripping). */
+export function startProcess(main: string, env: NodeJS.ProcessEnv, args: string[] = []): RunningProcess {
+  const child = spawn(process.execPath, [main, ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  const waiters = new Set<{
+    match: (line: Record<string, unknown>) => boolean;
+    resolve: (line: Record<string, unknown>) => void;
+  }>();
+  const onData = (chunk: Buffer) => {
+    for (const line of chunk.toString("utf8").split("\n")) {
+      if (!line) continue;
+      lines.push(line);
+      let parsed: Record<string, unknown>;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      for (const waiter of waiters) {
+        if (waiter.match(parsed)) {
+          waiters.delete(waiter);
+          waiter.resolve(parsed);
+        }
+      }
+    }
+  };
+  child.stdout?.on("data", onData);
+  child.stderr?.on("data", onData);
+  const exited = once(child, "exit").then(([code]) => code as number | null);
+
+  return {
+    child,
+    lines,
+    waitForLog: (match, timeoutMs = 15_000) => {
+      for (const line of lines) {
+        try {
+          const parsed = JSON.parse(line);
+          if (match(parsed)) return Promise.resolve(parsed);
+        } catch {}
+      }
+      return new Promise((resolve, reject) => {
+        const waiter = { match, resolve };
+        waiters.add(waiter);
+        const timer = setTimeout(() => {
+          waiters.delete(waiter);
+          reject(new Error(`${main}: no matching log line within ${timeoutMs} ms; output:\n${lines.join("\n")}`));
+        }, timeoutMs);
+        void exited.then((code) => {
+          if (!waiters.has(waiter)) return;
+          clearTimeout(timer);
+          waiters.delete(waiter);
+          reject(new Error(`${main} exited with ${code}; output:\n${lines.join("\n")}`));
+        });
+      });
+    },
+    stop: async (signal = "SIGTERM") => {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+export interface AgentProcess extends RunningProcess {
+  address: string;
+  port: number;
+}
+
+export async function startAgent(env: NodeJS.ProcessEnv = {}): Promise<AgentProcess> {
+  const agent = startProcess(AGENT_MAIN, { AGENT_LISTEN: "127.0.0.1:0", LOG_LEVEL: "info", ...env });
+  const line = await agent.waitForLog((l) => l.msg === "listening");
+  const port = Number(line.port);
+  return Object.assign(agent, { port, address: `127.0.0.1:${port}` });
+}
+
+export interface GatewayProcess extends RunningProcess {
+  url: string;
+  port: number;
+}
+
+export async function startGatewayProcess(env: NodeJS.ProcessEnv): Promise<GatewayProcess> {
+  const gateway = startProcess(GATEWAY_MAIN, { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env });
+  const line = await gateway.waitForLog((l) => l.msg === "listening");
+  const port = Number(line.port);
+  return Object.assign(gateway, { port, url: `http://127.0.0.1:${port}` });
+}
+
+/** Runs the admin CLI to completion and returns its stdout. */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const child = spawn(process.execPath, [CLI_MAIN, ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const [code] = await once(child, "exit");
+  if (code !== 0) throw new Error(`cli ${args.join(" ")} exited with ${code}: ${stderr}`);
+  return stdout;
+}
