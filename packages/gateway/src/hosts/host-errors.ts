@@ -3,6 +3,8 @@ import { ApiError, type ErrorCode } from "../errors.ts";
 
 const CODE_MAP = new Map<Code, ErrorCode>([
   [Code.UNAVAILABLE, "host_unavailable"],
+  // The agent cut the call short (it is shutting down): to the caller the host went away.
+  [Code.ABORTED, "host_unavailable"],
   [Code.DEADLINE_EXCEEDED, "host_timeout"],
   [Code.NOT_FOUND, "not_found"],
   [Code.PERMISSION_DENIED, "forbidden"],

@@ -1,0 +1,31 @@
+/** No X display to press keys on: none configured, none running, or it went away. */
+export class DisplayUnavailableError extends Error {
+  /** True when the display went away during a press, after some key events may have reached it. */
+  readonly keysMayHaveBeenSent: boolean;
+
+  constructor(message: string, options: { cause?: unknown; keysMayHaveBeenSent?: boolean } = {}) {
+    super(message, { cause: options.cause });
+    this.name = "DisplayUnavailableError";
+    this.keysMayHaveBeenSent = options.keysMayHaveBeenSent ?? false;
+  }
+}
+
+/** Some keys or hold_keys items do not parse; thrown before any event is sent. */
+export class InvalidKeysError extends Error {
+  /** One message per bad item, such as `keys[2]: unknown key "Foo"`. */
+  readonly problems: string[];
+
+  constructor(problems: string[]) {
+    super(`invalid keys: ${problems.join("; ")}`);
+    this.name = "InvalidKeysError";
+    this.problems = problems;
+  }
+}
+
+/** A hold was cut short because every key was being released (releaseAll or close, as on SIGTERM). */
+export class PressInterruptedError extends Error {
+  constructor() {
+    super("the press was interrupted: all keys were released");
+    this.name = "PressInterruptedError";
+  }
+}

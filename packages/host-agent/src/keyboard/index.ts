@@ -1,0 +1,3 @@
+export { DisplayUnavailableError, InvalidKeysError, PressInterruptedError } from "./errors.ts";
+export { type Keyboard, openKeyboard, type PressRequest } from "./keyboard.ts";
+export { NoSpareKeycodeError } from "./press-plan.ts";
