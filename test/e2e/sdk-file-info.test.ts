@@ -1,6 +1,6 @@
 import Kernel, { AuthenticationError, BadRequestError, NotFoundError } from "@onkernel/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSystem, type System } from "../support/system.ts";
+import { type System, startSystem } from "../support/system.ts";
 
 let system: System;
 let kernel: Kernel;
