@@ -91,13 +91,22 @@ export function startProcess(main: string, env: NodeJS.ProcessEnv, args: string[
 export interface AgentProcess extends RunningProcess {
   address: string;
   port: number;
+  /** The agent's Prometheus endpoint; undefined when AGENT_METRICS_LISTEN is off. */
+  metricsUrl: string | undefined;
 }
 
 export async function startAgent(env: NodeJS.ProcessEnv = {}): Promise<AgentProcess> {
-  const agent = startProcess(AGENT_MAIN, { AGENT_LISTEN: "127.0.0.1:0", LOG_LEVEL: "info", ...env });
+  // A free metrics port each, or agents started side by side would all want 9464.
+  const agent = startProcess(AGENT_MAIN, {
+    AGENT_LISTEN: "127.0.0.1:0",
+    AGENT_METRICS_LISTEN: "127.0.0.1:0",
+    LOG_LEVEL: "info",
+    ...env,
+  });
   const line = await agent.waitForLog((l) => l.msg === "listening");
   const port = Number(line.port);
-  return Object.assign(agent, { port, address: `127.0.0.1:${port}` });
+  const metricsUrl = line.metricsPort ? `http://127.0.0.1:${line.metricsPort}/metrics` : undefined;
+  return Object.assign(agent, { port, address: `127.0.0.1:${port}`, metricsUrl });
 }
 
 export interface GatewayProcess extends RunningProcess {

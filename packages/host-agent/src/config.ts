@@ -9,6 +9,8 @@ export interface AgentConfig {
   tls: { cert: Buffer; key: Buffer; clientCa: Buffer | undefined } | undefined;
   /** Chromium's DevTools endpoint on this host, reported by Describe. */
   cdpWsUrl: string | undefined;
+  /** host:port of the Prometheus /metrics listener; undefined when turned off. */
+  metricsListen: string | undefined;
 }
 
 /** A configuration problem: the process prints it as one line and exits. */
@@ -24,10 +26,16 @@ function readFile(variable: string, path: string): Buffer {
   }
 }
 
+const HOST_PORT = /^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/;
+
 export function loadConfig(env: NodeJS.ProcessEnv): AgentConfig {
   const listen = env.AGENT_LISTEN || "127.0.0.1:50051";
-  if (!/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/.test(listen)) {
+  if (!HOST_PORT.test(listen)) {
     throw new ConfigError(`AGENT_LISTEN must be host:port, got "${listen}"`);
+  }
+  const metricsListen = env.AGENT_METRICS_LISTEN || "127.0.0.1:9464";
+  if (metricsListen !== "off" && !HOST_PORT.test(metricsListen)) {
+    throw new ConfigError(`AGENT_METRICS_LISTEN must be host:port or off, got "${metricsListen}"`);
   }
   const logLevel = env.LOG_LEVEL || "info";
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
@@ -52,5 +60,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): AgentConfig {
     logLevel,
     tls,
     cdpWsUrl: env.AGENT_CDP_WS_URL || undefined,
+    metricsListen: metricsListen === "off" ? undefined : metricsListen,
   };
 }

@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig } from "./config.ts";
 import { openKeyboard } from "./keyboard/index.ts";
 import { createLogger } from "./logger.ts";
+import { startMetricsServer } from "./metrics/metrics-server.ts";
 import { startAgentServer } from "./rpc/agent-server.ts";
 
 const SHUTDOWN_GRACE_MS = 5_000;
@@ -31,8 +32,21 @@ async function releaseStuckKeys(when: string): Promise<void> {
 await releaseStuckKeys("start");
 
 const server = await startAgentServer(config, { keyboard, logger });
+const metrics = config.metricsListen
+  ? await startMetricsServer(config.metricsListen).catch((error: Error) => {
+      process.stderr.write(`host-agent: cannot serve metrics on ${config.metricsListen}: ${error.message}\n`);
+      process.exit(1);
+    })
+  : undefined;
 logger.info(
-  { port: server.port, listen: config.listen, tls: Boolean(config.tls), display: config.display },
+  {
+    port: server.port,
+    listen: config.listen,
+    tls: Boolean(config.tls),
+    mtls: Boolean(config.tls?.clientCa),
+    display: config.display,
+    metricsPort: metrics?.port,
+  },
   "listening",
 );
 
@@ -43,6 +57,7 @@ async function stop(signal: string): Promise<void> {
   logger.info({ signal }, "shutting down");
   await releaseStuckKeys("shutdown");
   await server.shutdown(SHUTDOWN_GRACE_MS);
+  await metrics?.close();
   await releaseStuckKeys("shutdown");
   await keyboard?.close();
   logger.info("stopped");

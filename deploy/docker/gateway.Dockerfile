@@ -1,0 +1,31 @@
+# The gateway: the public HTTP API. Build from the repository root:
+#   docker build -f deploy/docker/gateway.Dockerfile -t browser-infra/gateway .
+FROM node:24-bookworm-slim
+
+ENV NODE_ENV=production
+WORKDIR /app
+
+# Manifests first: the dependency layer is rebuilt only when they change. npm ci needs every
+# workspace's manifest to check the lockfile, but installs only the gateway's runtime dependencies.
+COPY package.json package-lock.json .npmrc ./
+COPY packages/contract/package.json packages/contract/
+COPY packages/keysyms/package.json packages/keysyms/
+COPY packages/host-agent/package.json packages/host-agent/
+COPY packages/gateway/package.json packages/gateway/
+RUN npm ci --omit=dev --workspace @browser-infra/gateway --no-audit --no-fund && npm cache clean --force
+
+# Node 24 runs the TypeScript sources as they are (type stripping): there is no build step.
+COPY packages/contract/src packages/contract/src
+COPY packages/keysyms/src packages/keysyms/src
+COPY packages/gateway/src packages/gateway/src
+
+# SQLite lives here when DATABASE_URL is unset; with PostgreSQL it only holds nothing.
+RUN mkdir -p /var/lib/browser-infra && chown node:node /var/lib/browser-infra
+USER node
+ENV HOST=0.0.0.0 \
+    PORT=8080 \
+    DATA_DIR=/var/lib/browser-infra
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/readyz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "packages/gateway/src/main.ts"]
