@@ -1,8 +1,9 @@
 /**
  * `npm start`: the whole service on one machine, on its embedded defaults.
  * Starts Xvfb when DISPLAY is unset and Xvfb is installed, a host agent, and
- * the gateway on SQLite; makes an API key and a browser session named
- * `local` bound to the agent; prints what to paste to use it.
+ * the gateway on SQLite with the agent as its host; makes an API key and,
+ * through the API, a browser session named `local`; prints what to paste to
+ * use it.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -10,11 +11,12 @@ import { createWriteStream, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { createApiKey } from "../packages/gateway/src/auth/api-keys.ts";
-import { newId } from "../packages/gateway/src/store/ids.ts";
 import { openStore, sqlitePathIn } from "../packages/gateway/src/store/store.ts";
 
 const ORGANIZATION = "default";
 const SESSION_NAME = "local";
+// The longest idle timeout the API allows (72 h), so the session outlives a quiet afternoon.
+const SESSION_TIMEOUT_SECONDS = 259_200;
 const root = resolve(import.meta.dirname, "..");
 const dataDir = resolve(process.env.DATA_DIR || "./data");
 const port = process.env.PORT || "8080";
@@ -93,6 +95,21 @@ async function startXvfb(): Promise<string | undefined> {
   return `:${value}`;
 }
 
+/** Replaces the previous run's `local` session (its host is gone) with one on this run's agent. */
+async function createLocalSession(baseUrl: string, key: string): Promise<void> {
+  const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+  const previous = await fetch(`${baseUrl}/browsers/${SESSION_NAME}`, { method: "DELETE", headers });
+  if (previous.status !== 204 && previous.status !== 404) {
+    throw new Error(`could not end the previous ${SESSION_NAME} session: ${await previous.text()}`);
+  }
+  const created = await fetch(`${baseUrl}/browsers`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ name: SESSION_NAME, timeout_seconds: SESSION_TIMEOUT_SECONDS }),
+  });
+  if (!created.ok) throw new Error(`could not create the ${SESSION_NAME} session: ${await created.text()}`);
+}
+
 async function stopAll(): Promise<void> {
   for (const child of [...children].reverse()) {
     if (child.exitCode !== null || child.signalCode !== null) continue;
@@ -128,15 +145,6 @@ try {
 
   const store = await openStore({ sqlitePath: sqlitePathIn(dataDir) });
   const { key } = await createApiKey(store, ORGANIZATION, "quick start");
-  const existing = await store.browserSessions.findActive(ORGANIZATION, SESSION_NAME);
-  if (existing) await store.browserSessions.markDeleted(ORGANIZATION, existing.id, new Date().toISOString());
-  await store.browserSessions.insert({
-    id: newId(),
-    organizationId: ORGANIZATION,
-    name: SESSION_NAME,
-    hostAddress: agentAddress,
-    createdAt: new Date().toISOString(),
-  });
   await store.close();
 
   const gateway = await start(
@@ -147,6 +155,7 @@ try {
     (line) => jsonField(line, "listening", "port"),
   );
   const baseUrl = `http://127.0.0.1:${gateway.value}`;
+  await createLocalSession(baseUrl, key);
 
   for (const child of children) {
     child.on("exit", (code) => {

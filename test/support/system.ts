@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -5,9 +6,13 @@ import { createApiKey } from "../../packages/gateway/src/auth/api-keys.ts";
 import { newId } from "../../packages/gateway/src/store/ids.ts";
 import { openStore, type Store, sqlitePathIn } from "../../packages/gateway/src/store/store.ts";
 import { createDatabase } from "./postgres.ts";
-import { type AgentProcess, type GatewayProcess, startAgent, startGatewayProcess } from "./processes.ts";
+import { type AgentProcess, type GatewayProcess, runCli, startAgent, startGatewayProcess } from "./processes.ts";
 
 export type StoreKind = "sqlite" | "postgres";
+
+// The gateway checks hosts every HOST_CHECK_INTERVAL_MS; startSystem makes that short.
+const HOST_CHECK_INTERVAL_MS = "200";
+const HOST_SERVING_TIMEOUT_MS = 10_000;
 
 export interface System {
   gateway: GatewayProcess;
@@ -18,11 +23,14 @@ export interface System {
   storeEnv: NodeJS.ProcessEnv;
   organizationId: string;
   apiKey: string;
-  /** An active session of organizationId bound to `agent`. */
+  /** An active session of organizationId on `agent`, created through POST /browsers. */
   session: { id: string; name: string };
   /** fetch against the gateway with this system's API key unless headers say otherwise. */
   api(path: string, init?: RequestInit): Promise<Response>;
+  /** Binds a session to any address by hand, bypassing host allocation (for hosts that are down or fake). */
   newSession(organizationId: string, name: string, hostAddress: string): Promise<{ id: string; name: string }>;
+  /** Registers another host agent with the admin CLI and waits until the gateway found it serving. */
+  addHost(address: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -34,13 +42,20 @@ export interface SystemOptions {
   gatewayEnv?: NodeJS.ProcessEnv;
 }
 
-/** Host agent and gateway as separate OS processes, on a fresh store, with one organization, key and session. */
+/**
+ * Host agent and gateway as separate OS processes, on a fresh store, with one organization, key and
+ * session. The agent is the gateway's only host (HOST_AGENTS), so the session is on it.
+ */
 export async function startSystem(options: SystemOptions): Promise<System> {
   const dataDir = mkdtempSync(join(tmpdir(), "gateway-test-"));
   let storeEnv: NodeJS.ProcessEnv;
   if (options.store === "postgres") {
     if (!options.postgresUrl) throw new Error("startSystem: postgresUrl is required for the postgres store");
-    storeEnv = { DATABASE_URL: await createDatabase(options.postgresUrl) };
+    // Replicas on one database share the key that seals proxy secrets.
+    storeEnv = {
+      DATABASE_URL: await createDatabase(options.postgresUrl),
+      SECRETS_KEY: randomBytes(32).toString("hex"),
+    };
   } else {
     storeEnv = { DATA_DIR: dataDir };
   }
@@ -48,7 +63,12 @@ export async function startSystem(options: SystemOptions): Promise<System> {
     storeEnv.DATABASE_URL ? { databaseUrl: storeEnv.DATABASE_URL } : { sqlitePath: sqlitePathIn(dataDir) },
   );
   const agent = await startAgent(options.agentEnv);
-  const gateway = await startGatewayProcess({ ...storeEnv, ...options.gatewayEnv });
+  const gateway = await startGatewayProcess({
+    ...storeEnv,
+    HOST_AGENTS: agent.address,
+    HOST_CHECK_INTERVAL_MS,
+    ...options.gatewayEnv,
+  });
   const organizationId = `org-${newId(8)}`;
   const { key: apiKey } = await createApiKey(store, organizationId, "test");
 
@@ -64,7 +84,19 @@ export async function startSystem(options: SystemOptions): Promise<System> {
     });
     return { id, name };
   };
-  const session = await newSession(organizationId, "local", agent.address);
+  const api = (path: string, init: RequestInit = {}) => {
+    const headers = new Headers(init.headers);
+    if (!headers.has("authorization")) headers.set("authorization", `Bearer ${apiKey}`);
+    return fetch(`${gateway.url}${path}`, { ...init, headers });
+  };
+  const created = await api("/browsers", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    // Long enough that no test file sees it idle out.
+    body: JSON.stringify({ name: "local", timeout_seconds: 3600 }),
+  });
+  if (!created.ok) throw new Error(`startSystem: POST /browsers answered ${created.status}: ${await created.text()}`);
+  const session = { id: ((await created.json()) as { session_id: string }).session_id, name: "local" };
 
   return {
     gateway,
@@ -74,12 +106,16 @@ export async function startSystem(options: SystemOptions): Promise<System> {
     organizationId,
     apiKey,
     session,
-    api: (path, init = {}) => {
-      const headers = new Headers(init.headers);
-      if (!headers.has("authorization")) headers.set("authorization", `Bearer ${apiKey}`);
-      return fetch(`${gateway.url}${path}`, { ...init, headers });
-    },
+    api,
     newSession,
+    addHost: async (address) => {
+      await runCli(["hosts", "add", address], storeEnv);
+      const deadline = Date.now() + HOST_SERVING_TIMEOUT_MS;
+      while ((await store.hosts.find(address))?.health !== "serving") {
+        if (Date.now() > deadline) throw new Error(`host ${address} did not become serving`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
     stop: async () => {
       await Promise.allSettled([gateway.stop(), agent.stop()]);
       await store.close();

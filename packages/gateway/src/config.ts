@@ -9,7 +9,15 @@ export interface GatewayConfig {
   dataDir: string;
   /** Host agent addresses (host:port) this gateway may place sessions on. */
   hostAgents: string[];
-  agentTls: { ca: Buffer; cert: Buffer | undefined; key: Buffer | undefined } | undefined;
+  agentTls:
+    | {
+        ca: Buffer;
+        cert: Buffer | undefined;
+        key: Buffer | undefined;
+        /** Name every agent certificate must carry, instead of the host part of the address dialled. */
+        serverName: string | undefined;
+      }
+    | undefined;
   /** Deadline of one gRPC call to a host agent, besides the press duration itself. */
   agentTimeoutMs: number;
   /** 32-byte key for the encryption of proxy secrets at rest. */
@@ -17,9 +25,18 @@ export interface GatewayConfig {
   logLevel: string;
   /** The largest press_key duration accepted. */
   maxPressDurationMs: number;
+  /** What a proxy health check fetches through the proxy when the caller names no url. */
+  proxyCheckUrl: string;
+  /** How often every host's health and Describe data are checked. */
+  hostCheckIntervalMs: number;
+  /** How often sessions past their idle timeout are looked for and ended. */
+  idleCheckIntervalMs: number;
 }
 
 export class ConfigError extends Error {}
+
+/** A host agent address: host:port, an IPv6 host in brackets. */
+export const HOST_PORT = /^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
@@ -30,6 +47,14 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+function httpUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const raw = env[name] || fallback;
+  if (!URL.canParse(raw) || !["http:", "https:"].includes(new URL(raw).protocol)) {
+    throw new ConfigError(`${name} must be an http:// or https:// URL, got "${raw}"`);
+  }
+  return raw;
 }
 
 function file(name: string, path: string | undefined): Buffer | undefined {
@@ -60,7 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     .map((address) => address.trim())
     .filter(Boolean);
   for (const address of hostAgents) {
-    if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(address)) {
+    if (!HOST_PORT.test(address)) {
       throw new ConfigError(`HOST_AGENTS: "${address}" is not host:port`);
     }
   }
@@ -71,16 +96,24 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     throw new ConfigError("AGENT_TLS_CLIENT_CERT and AGENT_TLS_CLIENT_KEY must be set together");
   }
   if (cert && !ca) throw new ConfigError("AGENT_TLS_CLIENT_CERT needs AGENT_TLS_CA");
+  const serverName = env.AGENT_TLS_SERVER_NAME || undefined;
+  if (serverName && !ca) throw new ConfigError("AGENT_TLS_SERVER_NAME needs AGENT_TLS_CA");
+  if (serverName && !/^[A-Za-z0-9*]([A-Za-z0-9.-]*[A-Za-z0-9])?$|^[0-9a-fA-F:]+$/.test(serverName)) {
+    throw new ConfigError(`AGENT_TLS_SERVER_NAME must be a DNS name or an IP address, got "${serverName}"`);
+  }
   return {
     port: integer(env, "PORT", 8080, 0, 65535),
     host: env.HOST || "127.0.0.1",
     databaseUrl,
     dataDir: resolve(env.DATA_DIR || "./data"),
     hostAgents,
-    agentTls: ca ? { ca, cert, key } : undefined,
+    agentTls: ca ? { ca, cert, key, serverName } : undefined,
     agentTimeoutMs: integer(env, "AGENT_TIMEOUT_MS", 5_000, 1, 600_000),
     secretsKey: secretsKey(env.SECRETS_KEY),
     logLevel,
     maxPressDurationMs: integer(env, "MAX_PRESS_DURATION_MS", 300_000, 0, 3_600_000),
+    proxyCheckUrl: httpUrl(env, "PROXY_CHECK_URL", "https://checkip.amazonaws.com/"),
+    hostCheckIntervalMs: integer(env, "HOST_CHECK_INTERVAL_MS", 5_000, 100, 3_600_000),
+    idleCheckIntervalMs: integer(env, "IDLE_CHECK_INTERVAL_MS", 5_000, 100, 3_600_000),
   };
 }

@@ -3,8 +3,8 @@ import type { Principal } from "../auth/api-keys.ts";
 import { hostCallError } from "../hosts/host-errors.ts";
 import type { HostPool } from "../hosts/host-pool.ts";
 import type { Store } from "../store/store.ts";
-import { resolveSession } from "./resolve-session.ts";
 import { formatRfc3339Nano } from "./rfc3339.ts";
+import { useSession } from "./use-session.ts";
 
 export const FileInfoQuery = z.object({
   path: z
@@ -38,7 +38,7 @@ export async function getFileInfo(
   query: FileInfoQuery,
   requestId: string,
 ): Promise<FileInfoRecord> {
-  const session = await resolveSession(deps.store, principal, idOrName);
+  const session = await useSession(deps.store, principal, idOrName);
   let info: Awaited<ReturnType<ReturnType<HostPool["client"]>["fileInfo"]>>;
   try {
     info = await deps.hosts

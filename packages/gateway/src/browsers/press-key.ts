@@ -4,7 +4,7 @@ import type { Principal } from "../auth/api-keys.ts";
 import { invalidInput } from "../errors.ts";
 import { hostCallError } from "../hosts/host-errors.ts";
 import type { BrowserDeps } from "./file-info.ts";
-import { resolveSession } from "./resolve-session.ts";
+import { useSession } from "./use-session.ts";
 
 const keyList = z.array(z.string({ error: "must be a string" }), { error: "must be an array of strings" });
 
@@ -46,7 +46,7 @@ export async function pressKey(
   const holdKeys = body.hold_keys ?? [];
   const problems = [...validateKeyItems("keys", body.keys), ...validateKeyItems("hold_keys", holdKeys)];
   if (problems.length > 0) throw invalidInput(problems);
-  const session = await resolveSession(deps.store, principal, idOrName);
+  const session = await useSession(deps.store, principal, idOrName);
   const durationMs = body.duration ?? 0;
   try {
     await deps.hosts

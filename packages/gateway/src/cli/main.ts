@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
 import { createApiKey } from "../auth/api-keys.ts";
-import { ConfigError, loadConfig } from "../config.ts";
-import { newId } from "../store/ids.ts";
+import { ConfigError, HOST_PORT, loadConfig } from "../config.ts";
 import { openStore, type Store, sqlitePathIn } from "../store/store.ts";
 
 const USAGE = `usage: gateway-admin <command>
@@ -10,8 +9,9 @@ const USAGE = `usage: gateway-admin <command>
   keys create --org <organization> [--name <label>]   create an API key; it is printed once
   keys list [--org <organization>]                   list keys (never the keys themselves)
   keys revoke <key id>                               revoke a key at once, on every replica
-  sessions create --org <organization> --name <name> --host <host:port>
-                                                     bind a browser session to a host agent
+  hosts add <host:port>                              register a host agent; gateways check it within HOST_CHECK_INTERVAL_MS
+  hosts list                                         list host agents: health, Describe data, the session holding each
+  hosts remove <host:port>                           forget an idle host agent (one holding a session is refused)
 
 The store is the gateway's: DATABASE_URL, or SQLite under DATA_DIR (default ./data).`;
 
@@ -24,7 +24,7 @@ async function run(store: Store, argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { org: { type: "string" }, name: { type: "string" }, host: { type: "string" } },
+    options: { org: { type: "string" }, name: { type: "string" } },
   });
   const [area, command, arg] = positionals;
   if (area === "keys" && command === "create") {
@@ -46,18 +46,22 @@ async function run(store: Store, argv: string[]): Promise<void> {
     process.stdout.write(`revoked ${arg}\n`);
     return;
   }
-  if (area === "sessions" && command === "create") {
-    if (!values.org || !values.name || !values.host) fail("sessions create needs --org, --name and --host");
-    await store.organizations.ensure(values.org);
-    const id = newId();
-    await store.browserSessions.insert({
-      id,
-      organizationId: values.org,
-      name: values.name,
-      hostAddress: values.host,
-      createdAt: new Date().toISOString(),
-    });
-    process.stdout.write(`${JSON.stringify({ session_id: id, name: values.name, host: values.host })}\n`);
+  if (area === "hosts" && command === "add") {
+    if (!arg || !HOST_PORT.test(arg)) fail("hosts add needs a host agent address, host:port");
+    const added = await store.hosts.register(arg, new Date().toISOString());
+    process.stdout.write(`${added ? "added" : "already known"} ${arg}\n`);
+    return;
+  }
+  if (area === "hosts" && command === "list") {
+    for (const host of await store.hosts.list()) process.stdout.write(`${JSON.stringify(host)}\n`);
+    return;
+  }
+  if (area === "hosts" && command === "remove") {
+    if (!arg) fail("hosts remove needs a host agent address");
+    const outcome = await store.hosts.remove(arg);
+    if (outcome === "absent") fail(`no host ${arg}`);
+    if (outcome === "held") fail(`host ${arg} holds a browser session; delete the session first`);
+    process.stdout.write(`removed ${arg}\n`);
     return;
   }
   fail(USAGE);

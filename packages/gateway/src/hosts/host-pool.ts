@@ -1,5 +1,7 @@
 import { createPromiseClient, HostAgent, type PromiseClient } from "@browser-infra/contract";
-import { type ChannelCredentials, Client, credentials } from "@grpc/grpc-js";
+import { type ChannelCredentials, type ChannelOptions, Client, credentials } from "@grpc/grpc-js";
+import { withCallMetrics } from "../metrics/host-call-metrics.ts";
+import { checkServing } from "./health-check.ts";
 
 export type HostAgentClient = PromiseClient<(typeof HostAgent)["method"]>;
 
@@ -7,6 +9,8 @@ export interface HostTls {
   ca: Buffer;
   cert: Buffer | undefined;
   key: Buffer | undefined;
+  /** Checked against every agent's certificate instead of the host part of the address dialled. */
+  serverName?: string | undefined;
 }
 
 /**
@@ -16,14 +20,18 @@ export interface HostTls {
 export class HostPool {
   readonly #channels = new Map<string, { channel: Client; client: HostAgentClient }>();
   readonly #credentials: ChannelCredentials;
+  readonly #tlsOptions: ChannelOptions;
 
   constructor(tls: HostTls | undefined) {
     this.#credentials = tls
       ? credentials.createSsl(tls.ca, tls.key ?? null, tls.cert ?? null)
       : credentials.createInsecure();
+    // Without it grpc-js checks each certificate against the host part of the address dialled; the
+    // override serves agents dialled by IP (or through a proxy) whose certificates carry another name.
+    this.#tlsOptions = tls?.serverName ? { "grpc.ssl_target_name_override": tls.serverName } : {};
   }
 
-  client(address: string): HostAgentClient {
+  #entry(address: string): { channel: Client; client: HostAgentClient } {
     let entry = this.#channels.get(address);
     if (!entry) {
       const channel = new Client(address, this.#credentials, {
@@ -32,11 +40,21 @@ export class HostPool {
         "grpc.max_reconnect_backoff_ms": 2_000,
         "grpc.keepalive_time_ms": 30_000,
         "grpc.keepalive_timeout_ms": 5_000,
+        ...this.#tlsOptions,
       });
-      entry = { channel, client: createPromiseClient(HostAgent, channel) };
+      entry = { channel, client: withCallMetrics(createPromiseClient(HostAgent, channel)) };
       this.#channels.set(address, entry);
     }
-    return entry.client;
+    return entry;
+  }
+
+  client(address: string): HostAgentClient {
+    return this.#entry(address).client;
+  }
+
+  /** Whether the agent's gRPC health service says it serves; rejects with RpcError when it cannot be asked. */
+  serving(address: string, timeoutMs: number): Promise<boolean> {
+    return checkServing(this.#entry(address).channel, timeoutMs);
   }
 
   close(): void {

@@ -5,6 +5,9 @@ import { browserRoutes } from "../browsers/routes.ts";
 import { ApiError } from "../errors.ts";
 import type { HostPool } from "../hosts/host-pool.ts";
 import type { Logger } from "../logger.ts";
+import { httpMetrics } from "../metrics/http-metrics.ts";
+import { serveMetrics } from "../metrics/metrics-route.ts";
+import { proxyRoutes } from "../proxies/routes.ts";
 import type { Store } from "../store/store.ts";
 import { sendError } from "./error-body.ts";
 import { jsonBody } from "./json-body.ts";
@@ -16,6 +19,10 @@ export interface AppDeps {
   logger: Logger;
   agentTimeoutMs: number;
   maxPressDurationMs: number;
+  /** Seals custom proxy secrets at rest; see proxies/secrets-key.ts for where it comes from. */
+  secretsKey: Buffer;
+  /** What a proxy health check fetches through the proxy when the caller names no url. */
+  proxyCheckUrl: string;
 }
 
 const READY_TIMEOUT_MS = 2_000;
@@ -26,6 +33,7 @@ export function createApp(deps: AppDeps): Express {
   app.disable("x-powered-by");
   app.set("etag", false);
 
+  app.use(httpMetrics);
   app.use(
     pinoHttp({
       logger,
@@ -52,10 +60,12 @@ export function createApp(deps: AppDeps): Express {
     }
     res.json({ status: "ready" });
   });
+  app.get("/metrics", serveMetrics);
 
   app.use(requireAuth(store));
   app.use(jsonBody);
   app.use(browserRoutes(deps));
+  app.use(proxyRoutes(deps));
 
   app.use((req) => {
     throw new ApiError("not_found", `no route for ${req.method} ${req.path}`);

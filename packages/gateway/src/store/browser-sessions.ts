@@ -1,4 +1,5 @@
-import type { SqlClient } from "./sql-client.ts";
+import { HostRepository, type HostRequirements } from "./hosts.ts";
+import { type SqlClient, UniqueViolationError } from "./sql-client.ts";
 
 export interface BrowserSessionRecord {
   id: string;
@@ -8,7 +9,34 @@ export interface BrowserSessionRecord {
   hostAddress: string;
   createdAt: string;
   deletedAt: string | null;
+  /** Seconds without press_key or file_info after which the session ends. */
+  timeoutSeconds: number;
+  /** The host has no X display. */
+  headless: boolean;
+  proxyId: string | null;
+  tags: Record<string, string> | null;
+  /** The host's screen size when the session started; null when it has no display. */
+  viewport: { width: number; height: number } | null;
+  /** The host's DevTools WebSocket URL when the session started; null when it runs none. */
+  cdpWsUrl: string | null;
+  lastActiveAt: string | null;
+  /** When the session ends unless it is used; null: never (sessions older than idle timeouts). */
+  idleDeadline: string | null;
 }
+
+type HostFacts = "hostAddress" | "headless" | "viewport" | "cdpWsUrl";
+type Derived = "deletedAt" | "lastActiveAt" | "idleDeadline";
+
+/** A session bound to a given host by hand (tools, tests); omitted fields take the defaults. */
+export type BoundSession = Pick<BrowserSessionRecord, "id" | "organizationId" | "name" | "hostAddress" | "createdAt"> &
+  Partial<Omit<BrowserSessionRecord, Derived>>;
+
+/** What a new session asks for; the host it lands on supplies the rest. */
+export type SessionRequest = Omit<BrowserSessionRecord, HostFacts | Derived>;
+
+export type CreateOutcome = { session: BrowserSessionRecord } | { failure: "name_taken" | "no_host" };
+
+export type SessionStatusFilter = "active" | "deleted" | "all";
 
 interface Row {
   id: string;
@@ -17,9 +45,21 @@ interface Row {
   host_address: string;
   created_at: string;
   deleted_at: string | null;
+  timeout_seconds: number;
+  headless: number;
+  proxy_id: string | null;
+  tags: string | null;
+  viewport_width: number | null;
+  viewport_height: number | null;
+  cdp_ws_url: string | null;
+  last_active_at: string | null;
+  idle_deadline: string | null;
 }
 
-const COLUMNS = "id, organization_id, name, host_address, created_at, deleted_at";
+const COLUMNS =
+  "id, organization_id, name, host_address, created_at, deleted_at, timeout_seconds, headless, proxy_id, tags, viewport_width, viewport_height, cdp_ws_url, last_active_at, idle_deadline";
+
+export const DEFAULT_TIMEOUT_SECONDS = 60;
 
 function fromRow(row: Row): BrowserSessionRecord {
   return {
@@ -29,7 +69,22 @@ function fromRow(row: Row): BrowserSessionRecord {
     hostAddress: row.host_address,
     createdAt: row.created_at,
     deletedAt: row.deleted_at,
+    timeoutSeconds: Number(row.timeout_seconds),
+    headless: Boolean(Number(row.headless)),
+    proxyId: row.proxy_id,
+    tags: row.tags === null ? null : (JSON.parse(row.tags) as Record<string, string>),
+    viewport:
+      row.viewport_width === null || row.viewport_height === null
+        ? null
+        : { width: Number(row.viewport_width), height: Number(row.viewport_height) },
+    cdpWsUrl: row.cdp_ws_url,
+    lastActiveAt: row.last_active_at,
+    idleDeadline: row.idle_deadline,
   };
+}
+
+function plusSeconds(at: string, seconds: number): string {
+  return new Date(Date.parse(at) + seconds * 1000).toISOString();
 }
 
 export class BrowserSessionRepository {
@@ -40,14 +95,91 @@ export class BrowserSessionRepository {
   }
 
   /** Throws UniqueViolationError when the organization has an active session with this name. */
-  async insert(record: Omit<BrowserSessionRecord, "deletedAt">): Promise<void> {
-    await this.#sql.execute(`INSERT INTO browser_sessions (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, NULL)`, [
-      record.id,
-      record.organizationId,
-      record.name,
-      record.hostAddress,
-      record.createdAt,
-    ]);
+  async insert(session: BoundSession): Promise<void> {
+    await this.#insert(session);
+  }
+
+  async #insert(session: BoundSession): Promise<BrowserSessionRecord> {
+    const timeoutSeconds = session.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+    const record: BrowserSessionRecord = {
+      headless: false,
+      proxyId: null,
+      tags: null,
+      viewport: null,
+      cdpWsUrl: null,
+      ...session,
+      timeoutSeconds,
+      deletedAt: null,
+      lastActiveAt: session.createdAt,
+      idleDeadline: plusSeconds(session.createdAt, timeoutSeconds),
+    };
+    await this.#sql.execute(
+      `INSERT INTO browser_sessions (${COLUMNS})
+        VALUES ($1, $2, $3, $4, $5, NULL, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+      [
+        record.id,
+        record.organizationId,
+        record.name,
+        record.hostAddress,
+        record.createdAt,
+        record.timeoutSeconds,
+        record.headless ? 1 : 0,
+        record.proxyId,
+        record.tags === null ? null : JSON.stringify(record.tags),
+        record.viewport?.width ?? null,
+        record.viewport?.height ?? null,
+        record.cdpWsUrl,
+        record.lastActiveAt,
+        record.idleDeadline,
+      ],
+    );
+    return record;
+  }
+
+  /**
+   * Creates the session on an idle serving host meeting the requirements, in one transaction:
+   * concurrent callers, on any replica, never get the same host, and a failed create takes none.
+   */
+  async createOnIdleHost(request: SessionRequest, requirements: HostRequirements): Promise<CreateOutcome> {
+    try {
+      return await this.#sql.transaction(async (tx): Promise<CreateOutcome> => {
+        const sessions = new BrowserSessionRepository(tx);
+        // Checked before a host is chosen, so a clash says 409 even when every host is busy.
+        if (request.name !== null && (await sessions.#nameTaken(request.organizationId, request.name))) {
+          return { failure: "name_taken" };
+        }
+        const hosts = new HostRepository(tx);
+        const host = await hosts.lockIdle(requirements);
+        if (!host) return { failure: "no_host" };
+        const description = host.description;
+        const session = await sessions.#insert({
+          ...request,
+          hostAddress: host.address,
+          headless: !description?.display,
+          viewport:
+            description?.display && description.screenWidth > 0
+              ? { width: description.screenWidth, height: description.screenHeight }
+              : null,
+          cdpWsUrl: description?.cdpWsUrl || null,
+        });
+        if (!(await hosts.assign(host.address, session.id))) {
+          throw new Error(`host ${host.address} was taken while locked`);
+        }
+        return { session };
+      });
+    } catch (error) {
+      // Two creates with one name raced past the check; the unique index let one through.
+      if (error instanceof UniqueViolationError) return { failure: "name_taken" };
+      throw error;
+    }
+  }
+
+  async #nameTaken(organizationId: string, name: string): Promise<boolean> {
+    const rows = await this.#sql.query(
+      "SELECT id FROM browser_sessions WHERE organization_id = $1 AND name = $2 AND deleted_at IS NULL",
+      [organizationId, name],
+    );
+    return rows.length > 0;
   }
 
   /**
@@ -55,21 +187,83 @@ export class BrowserSessionRepository {
    * An id always wins, so a session named like another's id stays reachable by id.
    */
   async findActive(organizationId: string, idOrName: string): Promise<BrowserSessionRecord | undefined> {
-    const rows = await this.#sql.query<Row>(
+    return this.find(organizationId, idOrName, false);
+  }
+
+  /**
+   * Like findActive; with includeDeleted also ended sessions: the one with this id, else the
+   * active one with this name, else the one with this name that ended last.
+   */
+  async find(
+    organizationId: string,
+    idOrName: string,
+    includeDeleted: boolean,
+  ): Promise<BrowserSessionRecord | undefined> {
+    const [row] = await this.#sql.query<Row>(
       `SELECT ${COLUMNS} FROM browser_sessions
-        WHERE organization_id = $1 AND deleted_at IS NULL AND (id = $2 OR name = $2)`,
+        WHERE organization_id = $1 AND (id = $2 OR name = $2)${includeDeleted ? "" : " AND deleted_at IS NULL"}
+        ORDER BY CASE WHEN id = $2 THEN 0 WHEN deleted_at IS NULL THEN 1 ELSE 2 END, deleted_at DESC
+        LIMIT 1`,
       [organizationId, idOrName],
     );
-    const row = rows.find((r) => r.id === idOrName) ?? rows[0];
     return row && fromRow(row);
   }
 
-  async markDeleted(organizationId: string, id: string, at: string): Promise<boolean> {
+  /** One page of the organization's sessions, oldest first. */
+  async list(
+    organizationId: string,
+    filter: { status: SessionStatusFilter; offset: number; limit: number },
+  ): Promise<{ items: BrowserSessionRecord[]; hasMore: boolean }> {
+    const status = {
+      active: " AND deleted_at IS NULL",
+      deleted: " AND deleted_at IS NOT NULL",
+      all: "",
+    }[filter.status];
+    // One row beyond the page tells whether another page follows.
+    const rows = await this.#sql.query<Row>(
+      `SELECT ${COLUMNS} FROM browser_sessions WHERE organization_id = $1${status}
+        ORDER BY created_at, id LIMIT $2 OFFSET $3`,
+      [organizationId, filter.limit + 1, filter.offset],
+    );
+    return { items: rows.slice(0, filter.limit).map(fromRow), hasMore: rows.length > filter.limit };
+  }
+
+  /** Records use of an active session, pushing its idle deadline back; false when it has ended. */
+  async touch(session: BrowserSessionRecord, at: string): Promise<boolean> {
     return (
       (await this.#sql.execute(
-        "UPDATE browser_sessions SET deleted_at = $3 WHERE organization_id = $1 AND id = $2 AND deleted_at IS NULL",
-        [organizationId, id, at],
+        "UPDATE browser_sessions SET last_active_at = $2, idle_deadline = $3 WHERE id = $1 AND deleted_at IS NULL",
+        [session.id, at, plusSeconds(at, session.timeoutSeconds)],
       )) > 0
     );
+  }
+
+  /** Ends the session and frees its host; false when the organization has no such active session. */
+  async markDeleted(organizationId: string, id: string, at: string): Promise<boolean> {
+    return this.#sql.transaction(async (tx) => {
+      const ended = await tx.execute(
+        "UPDATE browser_sessions SET deleted_at = $3 WHERE organization_id = $1 AND id = $2 AND deleted_at IS NULL",
+        [organizationId, id, at],
+      );
+      if (ended > 0) await new HostRepository(tx).release(id);
+      return ended > 0;
+    });
+  }
+
+  /**
+   * Ends every active session whose idle deadline has passed and frees its host. The conditional
+   * UPDATE lets exactly one caller end each session, however many replicas run this at once.
+   */
+  async endIdle(now: string): Promise<BrowserSessionRecord[]> {
+    return this.#sql.transaction(async (tx) => {
+      const rows = await tx.query<Row>(
+        `UPDATE browser_sessions SET deleted_at = $1
+          WHERE deleted_at IS NULL AND idle_deadline < $1 RETURNING ${COLUMNS}`,
+        [now],
+      );
+      const hosts = new HostRepository(tx);
+      for (const row of rows) await hosts.release(row.id);
+      return rows.map(fromRow);
+    });
   }
 }

@@ -37,6 +37,68 @@ export const MIGRATIONS: readonly { version: number; name: string; statements: r
         ON browser_sessions (organization_id, name) WHERE deleted_at IS NULL AND name IS NOT NULL`,
     ],
   },
+  {
+    version: 2,
+    name: "proxies",
+    statements: [
+      // config holds only the public part of a proxy's configuration; custom proxy secrets live
+      // sealed (AES-256-GCM) in their own columns. name_folded and host exist for the list filters.
+      `CREATE TABLE proxies (
+        id TEXT PRIMARY KEY,
+        organization_id TEXT NOT NULL REFERENCES organizations (id),
+        name TEXT NOT NULL,
+        name_folded TEXT NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('datacenter', 'isp', 'residential', 'mobile', 'custom')),
+        protocol TEXT NOT NULL CHECK (protocol IN ('http', 'https')),
+        status TEXT CHECK (status IN ('available', 'unavailable')),
+        ip_address TEXT,
+        last_checked TEXT,
+        bypass_hosts TEXT NOT NULL,
+        config TEXT NOT NULL,
+        host TEXT,
+        password_sealed TEXT,
+        ca_bundle_sealed TEXT,
+        created_at TEXT NOT NULL,
+        deleted_at TEXT
+      )`,
+      "CREATE INDEX proxies_by_organization ON proxies (organization_id, created_at, id)",
+    ],
+  },
+  {
+    version: 3,
+    name: "hosts and browser session fields",
+    statements: [
+      // One row per host agent. session_id is the session that holds the host: one column, so a
+      // host can never hold two sessions; the unique index keeps one session from holding two hosts.
+      `CREATE TABLE hosts (
+        address TEXT PRIMARY KEY,
+        health TEXT NOT NULL CHECK (health IN ('unknown', 'serving', 'not_serving', 'unreachable')),
+        health_detail TEXT,
+        checked_at TEXT,
+        agent_version TEXT,
+        display TEXT,
+        screen_width INTEGER,
+        screen_height INTEGER,
+        cdp_ws_url TEXT,
+        session_id TEXT REFERENCES browser_sessions (id),
+        added_at TEXT NOT NULL
+      )`,
+      "CREATE UNIQUE INDEX hosts_by_session ON hosts (session_id) WHERE session_id IS NOT NULL",
+      "ALTER TABLE browser_sessions ADD COLUMN timeout_seconds INTEGER NOT NULL DEFAULT 60",
+      "ALTER TABLE browser_sessions ADD COLUMN headless INTEGER NOT NULL DEFAULT 0",
+      "ALTER TABLE browser_sessions ADD COLUMN proxy_id TEXT",
+      "ALTER TABLE browser_sessions ADD COLUMN tags TEXT",
+      "ALTER TABLE browser_sessions ADD COLUMN viewport_width INTEGER",
+      "ALTER TABLE browser_sessions ADD COLUMN viewport_height INTEGER",
+      "ALTER TABLE browser_sessions ADD COLUMN cdp_ws_url TEXT",
+      "ALTER TABLE browser_sessions ADD COLUMN last_active_at TEXT",
+      // last_active_at + timeout_seconds, kept as a timestamp so that finding idle sessions is one
+      // indexed comparison of ISO-8601 strings on both engines. NULL (sessions from before this step) never idles out.
+      "ALTER TABLE browser_sessions ADD COLUMN idle_deadline TEXT",
+      "CREATE INDEX browser_sessions_idle ON browser_sessions (idle_deadline) WHERE deleted_at IS NULL",
+      "CREATE INDEX browser_sessions_by_organization ON browser_sessions (organization_id, created_at, id)",
+    ],
+  },
 ];
 
 // Any constant shared by every replica; it only has to differ from other users of advisory locks.

@@ -1,9 +1,11 @@
 import { join } from "node:path";
 import { ApiKeyRepository } from "./api-keys.ts";
 import { BrowserSessionRepository } from "./browser-sessions.ts";
+import { HostRepository } from "./hosts.ts";
 import { migrate } from "./migrations.ts";
 import { OrganizationRepository } from "./organizations.ts";
 import { PostgresClient } from "./postgres-client.ts";
+import { ProxyRepository } from "./proxies.ts";
 import type { SqlClient } from "./sql-client.ts";
 import { SqliteClient } from "./sqlite-client.ts";
 
@@ -13,6 +15,8 @@ export interface Store {
   readonly organizations: OrganizationRepository;
   readonly apiKeys: ApiKeyRepository;
   readonly browserSessions: BrowserSessionRepository;
+  readonly hosts: HostRepository;
+  readonly proxies: ProxyRepository;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -30,6 +34,8 @@ export function storeOver(sql: SqlClient): Store {
     organizations: new OrganizationRepository(sql),
     apiKeys: new ApiKeyRepository(sql),
     browserSessions: new BrowserSessionRepository(sql),
+    hosts: new HostRepository(sql),
+    proxies: new ProxyRepository(sql),
     ping: async () => {
       await sql.query("SELECT 1");
     },

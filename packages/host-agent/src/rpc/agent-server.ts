@@ -2,11 +2,14 @@ import { HostAgent, registerService } from "@browser-infra/contract";
 import { Server, ServerCredentials, status } from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
 import type { AgentConfig } from "../config.ts";
+import { describeHost } from "../display/describe-host.ts";
 import type { Keyboard } from "../keyboard/index.ts";
 import type { Logger } from "../logger.ts";
-import { AGENT_VERSION } from "../version.ts";
+import { countingKeyEvents } from "../metrics/key-events.ts";
+import { recordRpcCall } from "../metrics/rpc-metrics.ts";
 import { handleFileInfo } from "./file-info-handler.ts";
 import { pressKeyHandler } from "./press-key-handler.ts";
+import { addReflection } from "./reflection.ts";
 
 export interface AgentServer {
   /** The port actually bound (useful with port 0). */
@@ -37,15 +40,12 @@ export async function startAgentServer(
     HostAgent,
     {
       fileInfo: handleFileInfo,
-      pressKey: pressKeyHandler(deps.keyboard),
-      describe: async () => ({
-        agentVersion: AGENT_VERSION,
-        display: config.display ?? "",
-        cdpWsUrl: config.cdpWsUrl ?? "",
-      }),
+      pressKey: countingKeyEvents(pressKeyHandler(deps.keyboard)),
+      describe: () => describeHost(config, logger),
     },
     {
       onCallEnd: (context, outcome) => {
+        recordRpcCall(context.method, outcome.code, outcome.durationMs);
         const line = {
           reqId: context.requestId,
           method: context.method,
@@ -59,6 +59,7 @@ export async function startAgentServer(
   );
   const health = new HealthImplementation({ "": "SERVING", "hostagent.v1.HostAgent": "SERVING" });
   health.addToServer(server);
+  addReflection(server);
 
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(config.listen, credentials(config), (error, boundPort) =>

@@ -1,0 +1,31 @@
+import type { Principal } from "../auth/api-keys.ts";
+import { ApiError, invalidInput } from "../errors.ts";
+import type { Store } from "../store/store.ts";
+
+const PAGE = 100;
+
+async function proxyIdsNamed(store: Store, organizationId: string, name: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let offset = 0; ; offset += PAGE) {
+    // The list filter folds case; a reference names a proxy exactly.
+    const page = await store.proxies.list(organizationId, { name, offset, limit: PAGE });
+    ids.push(...page.items.filter((proxy) => proxy.name === name).map((proxy) => proxy.id));
+    if (!page.hasMore) return ids;
+  }
+}
+
+/**
+ * The id of the organization's proxy that `proxy_id` refers to: the proxy with that id, else the
+ * one proxy with that name. Names are not unique (spec 4.1 rule 3), so a name shared by several
+ * proxies is refused with their ids, for the caller to pick one.
+ */
+export async function resolveProxyReference(store: Store, principal: Principal, reference: string): Promise<string> {
+  const org = principal.organizationId;
+  if (await store.proxies.findActive(org, reference)) return reference;
+  const ids = await proxyIdsNamed(store, org, reference);
+  if (ids.length === 1) return ids[0] as string;
+  if (ids.length === 0) throw invalidInput([`proxy_id: no proxy has the id or name "${reference}"`]);
+  throw new ApiError("bad_request", `proxy_id: ${ids.length} proxies are named "${reference}"; give one of their ids`, {
+    details: ids.map((id) => ({ code: "invalid_input", message: `proxy_id: "${reference}" names proxy ${id}` })),
+  });
+}

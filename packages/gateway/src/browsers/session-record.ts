@@ -1,0 +1,43 @@
+import { z } from "zod";
+import type { BrowserSessionRecord } from "../store/browser-sessions.ts";
+
+/**
+ * A browser session as @onkernel/sdk reads it. Fields that mean nothing on a self-hosted host
+ * keep the SDK's types with a truthful value: `webdriver_ws_url` is "" (no WebDriver BiDi
+ * endpoint), `stealth` is false, and `cdp_ws_url` is "" on a host that runs no Chromium with
+ * remote debugging. Optional fields with nothing to say are omitted.
+ */
+export const BrowserSession = z.object({
+  session_id: z.string(),
+  name: z.string().optional(),
+  created_at: z.string(),
+  deleted_at: z.string().optional(),
+  cdp_ws_url: z.string(),
+  webdriver_ws_url: z.string(),
+  /** The host has no X display. */
+  headless: z.boolean(),
+  stealth: z.boolean(),
+  timeout_seconds: z.number().int(),
+  proxy_id: z.string().optional(),
+  tags: z.record(z.string(), z.string()).optional(),
+  /** The host's screen size; omitted for a host without a display. */
+  viewport: z.object({ width: z.number().int(), height: z.number().int() }).optional(),
+});
+export type BrowserSession = z.infer<typeof BrowserSession>;
+
+export function toBrowserSession(session: BrowserSessionRecord): BrowserSession {
+  return {
+    session_id: session.id,
+    ...(session.name !== null && { name: session.name }),
+    created_at: session.createdAt,
+    ...(session.deletedAt !== null && { deleted_at: session.deletedAt }),
+    cdp_ws_url: session.cdpWsUrl ?? "",
+    webdriver_ws_url: "",
+    headless: session.headless,
+    stealth: false,
+    timeout_seconds: session.timeoutSeconds,
+    ...(session.proxyId !== null && { proxy_id: session.proxyId }),
+    ...(session.tags !== null && { tags: session.tags }),
+    ...(session.viewport !== null && { viewport: session.viewport }),
+  };
+}
