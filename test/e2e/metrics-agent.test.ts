@@ -124,4 +124,16 @@ describe("the host agent's /metrics", () => {
       await agent.stop();
     }
   });
+
+  // Last: it restarts the X server under the other tests' feet.
+  it("counts a reconnection to an X server that restarted", async () => {
+    expect((await pressKey(system.session.name, { keys: ["a"] })).status).toBe(200);
+    const moved = await delta("hostagent_x_reconnects_total", {}, async () => {
+      const display = xvfb.display;
+      await xvfb.stop();
+      xvfb = await startXvfb({ display });
+      expect((await pressKey(system.session.name, { keys: ["a"] })).status).toBe(200);
+    });
+    expect(moved).toBe(1);
+  });
 });

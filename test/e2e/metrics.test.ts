@@ -43,6 +43,10 @@ describe("GET /metrics on the gateway", () => {
     expect(families.get("gateway_host_healthy")?.type).toBe("gauge");
   });
 
+  it("reports a host that passed its health check as healthy", async () => {
+    expect(sampleValue(await gatewayMetrics(), "gateway_host_healthy", { host: system.agent.address })).toBe(1);
+  });
+
   it("counts HTTP requests under the route pattern and status", async () => {
     const labels = { method: "GET", route: FILE_INFO_ROUTE, status: "200" };
     const moved = await delta("gateway_http_requests_total", labels, async () => {

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from "./config.ts";
 import { openKeyboard } from "./keyboard/index.ts";
 import { createLogger } from "./logger.ts";
 import { startMetricsServer } from "./metrics/metrics-server.ts";
+import { xReconnects } from "./metrics/x-reconnects.ts";
 import { startAgentServer } from "./rpc/agent-server.ts";
 
 const SHUTDOWN_GRACE_MS = 5_000;
@@ -17,7 +18,9 @@ try {
 }
 
 const logger = createLogger(config.logLevel);
-const keyboard = config.display ? openKeyboard({ display: config.display, logger }) : undefined;
+const keyboard = config.display
+  ? openKeyboard({ display: config.display, logger, onReconnect: () => xReconnects.inc() })
+  : undefined;
 if (!keyboard) logger.warn("DISPLAY is not set: press_key will answer display_unavailable; file_info works");
 
 async function releaseStuckKeys(when: string): Promise<void> {

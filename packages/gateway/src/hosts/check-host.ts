@@ -1,3 +1,4 @@
+import { keepHostHealthOf, setHostHealth } from "../metrics/host-health.ts";
 import type { HostCheckResult } from "../store/hosts.ts";
 import type { Store } from "../store/store.ts";
 import type { HostPool } from "./host-pool.ts";
@@ -38,6 +39,7 @@ export async function checkHost(deps: HostCheckDeps, address: string): Promise<H
     result = { health: "unreachable", detail: (error as Error).message, checkedAt };
   }
   await deps.store.hosts.recordCheck(address, result);
+  setHostHealth(address, result.health === "serving");
   return result;
 }
 
@@ -50,6 +52,7 @@ export async function checkAllHosts(
   onChange: (address: string, from: string, to: HostCheckResult) => void,
 ): Promise<void> {
   const known = await deps.store.hosts.list();
+  keepHostHealthOf(known.map((host) => host.address));
   await Promise.all(
     known.map(async (host) => {
       const result = await checkHost(deps, host.address);

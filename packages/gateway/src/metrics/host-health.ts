@@ -8,12 +8,20 @@ const healthy = new Gauge({
   registers: [registry],
 });
 
+const reported = new Set<string>();
+
 /** Records the outcome of a health check of the host agent at `address` (host:port). */
 export function setHostHealth(address: string, isHealthy: boolean): void {
+  reported.add(address);
   healthy.set({ host: address }, isHealthy ? 1 : 0);
 }
 
-/** Drops a host that this gateway no longer knows, so its last value does not linger. */
-export function forgetHostHealth(address: string): void {
-  healthy.remove({ host: address });
+/** Drops hosts that were removed from the registry, so their last value does not linger. */
+export function keepHostHealthOf(known: readonly string[]): void {
+  const keep = new Set(known);
+  for (const address of reported) {
+    if (keep.has(address)) continue;
+    reported.delete(address);
+    healthy.remove({ host: address });
+  }
 }

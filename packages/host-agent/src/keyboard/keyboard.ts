@@ -33,8 +33,8 @@ interface Session {
  * A keyboard on one X display, over one long-lived connection opened on first use and reopened after the
  * server goes away. Use one per display: it serializes its own calls, so two presses never interleave.
  */
-export function openKeyboard(options: { display: string; logger: Logger }): Keyboard {
-  return new XTestKeyboard(options.display, options.logger);
+export function openKeyboard(options: { display: string; logger: Logger; onReconnect?: () => void }): Keyboard {
+  return new XTestKeyboard(options.display, options.logger, options.onReconnect ?? (() => {}));
 }
 
 function parseItems(items: readonly string[]): number[][] {
@@ -53,10 +53,13 @@ class XTestKeyboard implements Keyboard {
   private interruption = new AbortController();
   private closed = false;
   private connectedBefore = false;
+  /** Told about every connection after the first, for metrics. */
+  private readonly onReconnect: () => void;
 
-  constructor(display: string, logger: Logger) {
+  constructor(display: string, logger: Logger, onReconnect: () => void) {
     this.display = display;
     this.logger = logger.child({ component: "keyboard", display });
+    this.onReconnect = onReconnect;
   }
 
   press(request: PressRequest): Promise<void> {
@@ -175,7 +178,10 @@ class XTestKeyboard implements Keyboard {
     this.logger.info({ minKeycode: connection.minKeycode, maxKeycode: connection.maxKeycode }, "connected to X");
 
     // A connection that broke mid-press may have left keys down on a server that is still running.
-    if (this.connectedBefore) await releaseKeysDown(connection, this.logger);
+    if (this.connectedBefore) {
+      this.onReconnect();
+      await releaseKeysDown(connection, this.logger);
+    }
     this.connectedBefore = true;
     return session;
   }
