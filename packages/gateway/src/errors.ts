@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /**
  * The error table: every error the API answers with, its HTTP status, and
  * whether the official client may retry it. Domain code throws ApiError with
@@ -21,10 +23,19 @@ export const ERROR_TABLE = {
 
 export type ErrorCode = keyof typeof ERROR_TABLE;
 
-export interface ErrorDetail {
-  code?: string;
-  message?: string;
-}
+/** Spec part 7. */
+export const ErrorDetailBody = z.object({
+  code: z.string().optional().describe("Lower-level, more specific code"),
+  message: z.string().optional().describe("Further detail"),
+});
+export type ErrorDetail = z.infer<typeof ErrorDetailBody>;
+
+export const ErrorBody = z.object({
+  code: z.string().describe(`Machine-readable error code: ${Object.keys(ERROR_TABLE).join(", ")}`),
+  message: z.string().describe("Human-readable description for debugging"),
+  details: z.array(ErrorDetailBody).optional().describe("Additional details when there are several errors"),
+  inner_error: ErrorDetailBody.optional().describe("A lower-level error"),
+});
 
 export class ApiError extends Error {
   readonly code: ErrorCode;

@@ -1,50 +1,132 @@
-import { Router } from "express";
 import { principalOf } from "../auth/require-auth.ts";
+import { ApiRouter, pathParam } from "../http/api-router.ts";
 import { parseInput } from "../http/validate.ts";
 import { BrowserCreateBody, createSession } from "./create-session.ts";
 import { deleteSession } from "./delete-session.ts";
-import { FileInfoQuery, getFileInfo } from "./file-info.ts";
+import { FileInfoQuery, FileInfoRecord, getFileInfo } from "./file-info.ts";
 import { BrowserRetrieveQuery, getSession } from "./get-session.ts";
 import { BrowserListQuery, listSessions } from "./list-sessions.ts";
 import { type PressKeyDeps, pressKey, pressKeyBody } from "./press-key.ts";
+import { BrowserSession } from "./session-record.ts";
 
-export function browserRoutes(deps: PressKeyDeps): Router {
-  const router = Router();
+const PAGE_HEADERS = {
+  "x-has-more": "true when another page follows",
+  "x-next-offset": "offset of the next page; 0 on the last page",
+};
+
+export function browserRoutes(deps: PressKeyDeps): ApiRouter {
+  const api = new ApiRouter();
   const PressKeyBody = pressKeyBody(deps.maxPressDurationMs);
 
-  router.post("/browsers", async (req, res) => {
-    // The official client sends no body at all for create() without params.
-    const body = parseInput(BrowserCreateBody, req.body ?? {});
-    res.json(await createSession(deps.store, principalOf(res), body));
-  });
+  api.add(
+    {
+      method: "post",
+      path: "/browsers",
+      operationId: "postBrowsers",
+      tag: "Browsers",
+      summary: "Create a browser session on an idle healthy host",
+      body: { schema: BrowserCreateBody, required: false },
+      response: { status: 200, description: "The new session", schema: BrowserSession },
+      errors: [400, 409, 503],
+    },
+    async (req, res) => {
+      // The official client sends no body at all for create() without params.
+      const body = parseInput(BrowserCreateBody, req.body ?? {});
+      res.json(await createSession(deps.store, principalOf(res), body));
+    },
+  );
 
-  router.get("/browsers", async (req, res) => {
-    const query = parseInput(BrowserListQuery, req.query, "query");
-    const page = await listSessions(deps.store, principalOf(res), query);
-    res.setHeader("x-has-more", String(page.hasMore)).setHeader("x-next-offset", String(page.nextOffset));
-    res.json(page.items);
-  });
+  api.add(
+    {
+      method: "get",
+      path: "/browsers",
+      operationId: "getBrowsers",
+      tag: "Browsers",
+      summary: "List browser sessions",
+      query: BrowserListQuery,
+      response: {
+        status: 200,
+        description: "One page of sessions",
+        schema: BrowserSession.array(),
+        headers: PAGE_HEADERS,
+      },
+      errors: [400],
+    },
+    async (req, res) => {
+      const query = parseInput(BrowserListQuery, req.query, "query");
+      const page = await listSessions(deps.store, principalOf(res), query);
+      res.setHeader("x-has-more", String(page.hasMore)).setHeader("x-next-offset", String(page.nextOffset));
+      res.json(page.items);
+    },
+  );
 
-  router.get("/browsers/:id_or_name", async (req, res) => {
-    const query = parseInput(BrowserRetrieveQuery, req.query, "query");
-    res.json(await getSession(deps.store, principalOf(res), req.params.id_or_name, query));
-  });
+  api.add(
+    {
+      method: "get",
+      path: "/browsers/{id_or_name}",
+      operationId: "getBrowsersByIdOrName",
+      tag: "Browsers",
+      summary: "Get a browser session by id or name",
+      query: BrowserRetrieveQuery,
+      response: { status: 200, description: "The session", schema: BrowserSession },
+      errors: [400, 404],
+    },
+    async (req, res) => {
+      const query = parseInput(BrowserRetrieveQuery, req.query, "query");
+      res.json(await getSession(deps.store, principalOf(res), pathParam(req, "id_or_name"), query));
+    },
+  );
 
-  router.delete("/browsers/:id_or_name", async (req, res) => {
-    await deleteSession(deps.store, principalOf(res), req.params.id_or_name);
-    res.status(204).end();
-  });
+  api.add(
+    {
+      method: "delete",
+      path: "/browsers/{id_or_name}",
+      operationId: "deleteBrowsersByIdOrName",
+      tag: "Browsers",
+      summary: "End a browser session and free its host",
+      response: { status: 204, description: "Ended" },
+      errors: [404],
+    },
+    async (req, res) => {
+      await deleteSession(deps.store, principalOf(res), pathParam(req, "id_or_name"));
+      res.status(204).end();
+    },
+  );
 
-  router.post("/browsers/:id_or_name/computer/press_key", async (req, res) => {
-    const body = parseInput(PressKeyBody, req.body);
-    await pressKey(deps, principalOf(res), req.params.id_or_name, body, String(req.id));
-    res.status(200).end();
-  });
+  api.add(
+    {
+      method: "post",
+      path: "/browsers/{id_or_name}/computer/press_key",
+      operationId: "postBrowsersByIdOrNameComputerPressKey",
+      tag: "Browser Computer Controls",
+      summary: "Press one or more keys on the host computer",
+      body: { schema: PressKeyBody, required: true },
+      response: { status: 200, description: "Keys pressed successfully; empty body" },
+      errors: [400, 404, 413, 502, 503, 504],
+    },
+    async (req, res) => {
+      const body = parseInput(PressKeyBody, req.body);
+      await pressKey(deps, principalOf(res), pathParam(req, "id_or_name"), body, String(req.id));
+      res.status(200).end();
+    },
+  );
 
-  router.get("/browsers/:id_or_name/fs/file_info", async (req, res) => {
-    const query = parseInput(FileInfoQuery, req.query, "query");
-    res.json(await getFileInfo(deps, principalOf(res), req.params.id_or_name, query, String(req.id)));
-  });
+  api.add(
+    {
+      method: "get",
+      path: "/browsers/{id_or_name}/fs/file_info",
+      operationId: "getBrowsersByIdOrNameFsFileInfo",
+      tag: "Browser Filesystem",
+      summary: "Get information about a file or directory",
+      query: FileInfoQuery,
+      response: { status: 200, description: "The file information record", schema: FileInfoRecord },
+      errors: [400, 403, 404, 502, 504],
+    },
+    async (req, res) => {
+      const query = parseInput(FileInfoQuery, req.query, "query");
+      res.json(await getFileInfo(deps, principalOf(res), pathParam(req, "id_or_name"), query, String(req.id)));
+    },
+  );
 
-  return router;
+  return api;
 }

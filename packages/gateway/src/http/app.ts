@@ -6,11 +6,12 @@ import { ApiError } from "../errors.ts";
 import type { HostPool } from "../hosts/host-pool.ts";
 import type { Logger } from "../logger.ts";
 import { httpMetrics } from "../metrics/http-metrics.ts";
-import { serveMetrics } from "../metrics/metrics-route.ts";
 import { proxyRoutes } from "../proxies/routes.ts";
 import type { Store } from "../store/store.ts";
 import { sendError } from "./error-body.ts";
 import { jsonBody } from "./json-body.ts";
+import { openApiDocument } from "./openapi.ts";
+import { operationalRoutes } from "./operational-routes.ts";
 import { requestId } from "./request-id.ts";
 
 export interface AppDeps {
@@ -24,8 +25,6 @@ export interface AppDeps {
   /** What a proxy health check fetches through the proxy when the caller names no url. */
   proxyCheckUrl: string;
 }
-
-const READY_TIMEOUT_MS = 2_000;
 
 export function createApp(deps: AppDeps): Express {
   const { store, logger } = deps;
@@ -45,27 +44,16 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
 
-  app.get("/healthz", (_req, res) => {
-    res.json({ status: "ok" });
-  });
-  app.get("/readyz", async (_req, res) => {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ApiError("store_unavailable", "the store did not answer")), READY_TIMEOUT_MS);
-    });
-    try {
-      await Promise.race([store.ping(), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-    res.json({ status: "ready" });
-  });
-  app.get("/metrics", serveMetrics);
+  const browsers = browserRoutes(deps);
+  const proxies = proxyRoutes(deps);
+  const operational = operationalRoutes(store, () => description);
+  const description = openApiDocument([...operational.operations, ...browsers.operations, ...proxies.operations]);
 
+  app.use(operational.router);
   app.use(requireAuth(store));
   app.use(jsonBody);
-  app.use(browserRoutes(deps));
-  app.use(proxyRoutes(deps));
+  app.use(browsers.router);
+  app.use(proxies.router);
 
   app.use((req) => {
     throw new ApiError("not_found", `no route for ${req.method} ${req.path}`);

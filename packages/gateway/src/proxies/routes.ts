@@ -1,8 +1,9 @@
-import { Router } from "express";
 import { principalOf } from "../auth/require-auth.ts";
+import { ApiRouter, pathParam } from "../http/api-router.ts";
 import { parseInput } from "../http/validate.ts";
 import { checkProxy } from "./check.ts";
 import { createProxy, deleteProxy, getProxy, listProxies, type ProxyDeps, renameProxy } from "./proxies.ts";
+import { ProxyJson } from "./proxy-json.ts";
 import { CheckProxyRequest, CreateProxyRequest, ListProxiesQuery, ProxyUpdateRequest } from "./schemas.ts";
 
 /** Carries the check's explanation, since the body is the Proxy record and has no field for it. */
@@ -12,42 +13,125 @@ function headerValue(text: string): string {
   return text.replace(/[^\x20-\x7e]/g, "?");
 }
 
-export function proxyRoutes(deps: ProxyDeps): Router {
-  const router = Router();
+export function proxyRoutes(deps: ProxyDeps): ApiRouter {
+  const api = new ApiRouter();
 
-  router.post("/proxies", async (req, res) => {
-    const body = parseInput(CreateProxyRequest, req.body);
-    res.json(await createProxy(deps, principalOf(res), body));
-  });
+  api.add(
+    {
+      method: "post",
+      path: "/proxies",
+      operationId: "postProxies",
+      tag: "Proxies",
+      summary: "Create a proxy configuration",
+      body: { schema: CreateProxyRequest, required: true },
+      response: { status: 200, description: "The new proxy", schema: ProxyJson },
+      errors: [400, 413],
+    },
+    async (req, res) => {
+      const body = parseInput(CreateProxyRequest, req.body);
+      res.json(await createProxy(deps, principalOf(res), body));
+    },
+  );
 
-  router.get("/proxies", async (req, res) => {
-    const query = parseInput(ListProxiesQuery, req.query, "query");
-    const page = await listProxies(deps.store, principalOf(res), query);
-    res.setHeader("x-has-more", String(page.hasMore)).setHeader("x-next-offset", String(page.nextOffset));
-    res.json(page.items);
-  });
+  api.add(
+    {
+      method: "get",
+      path: "/proxies",
+      operationId: "getProxies",
+      tag: "Proxies",
+      summary: "List proxies",
+      query: ListProxiesQuery,
+      response: {
+        status: 200,
+        description: "One page of proxies",
+        schema: ProxyJson.array(),
+        headers: {
+          "x-has-more": "true when another page follows",
+          "x-next-offset": "offset of the next page; 0 on the last page",
+        },
+      },
+      errors: [400],
+    },
+    async (req, res) => {
+      const query = parseInput(ListProxiesQuery, req.query, "query");
+      const page = await listProxies(deps.store, principalOf(res), query);
+      res.setHeader("x-has-more", String(page.hasMore)).setHeader("x-next-offset", String(page.nextOffset));
+      res.json(page.items);
+    },
+  );
 
-  router.get("/proxies/:id", async (req, res) => {
-    res.json(await getProxy(deps.store, principalOf(res), req.params.id));
-  });
+  api.add(
+    {
+      method: "get",
+      path: "/proxies/{id}",
+      operationId: "getProxiesById",
+      tag: "Proxies",
+      summary: "Get a proxy by id",
+      response: { status: 200, description: "The proxy", schema: ProxyJson },
+      errors: [404],
+    },
+    async (req, res) => {
+      res.json(await getProxy(deps.store, principalOf(res), pathParam(req, "id")));
+    },
+  );
 
-  router.patch("/proxies/:id", async (req, res) => {
-    const { name } = parseInput(ProxyUpdateRequest, req.body);
-    res.json(await renameProxy(deps.store, principalOf(res), req.params.id, name));
-  });
+  api.add(
+    {
+      method: "patch",
+      path: "/proxies/{id}",
+      operationId: "patchProxiesById",
+      tag: "Proxies",
+      summary: "Rename proxy by ID",
+      body: { schema: ProxyUpdateRequest, required: true },
+      response: { status: 200, description: "The updated proxy", schema: ProxyJson },
+      errors: [400, 404],
+    },
+    async (req, res) => {
+      const { name } = parseInput(ProxyUpdateRequest, req.body);
+      res.json(await renameProxy(deps.store, principalOf(res), pathParam(req, "id"), name));
+    },
+  );
 
-  router.delete("/proxies/:id", async (req, res) => {
-    await deleteProxy(deps.store, principalOf(res), req.params.id);
-    res.status(204).end();
-  });
+  api.add(
+    {
+      method: "delete",
+      path: "/proxies/{id}",
+      operationId: "deleteProxiesById",
+      tag: "Proxies",
+      summary: "Delete a proxy",
+      response: { status: 204, description: "Deleted" },
+      errors: [404],
+    },
+    async (req, res) => {
+      await deleteProxy(deps.store, principalOf(res), pathParam(req, "id"));
+      res.status(204).end();
+    },
+  );
 
-  router.post("/proxies/:id/check", async (req, res) => {
-    // The body is optional: no body means the configured default target.
-    const body = parseInput(CheckProxyRequest, req.body ?? {});
-    const { proxy, message } = await checkProxy(deps, principalOf(res), req.params.id, body);
-    req.log.info({ proxy_id: proxy.id, status: proxy.status, check: message }, "proxy checked");
-    res.setHeader(CHECK_MESSAGE_HEADER, headerValue(message)).json(proxy);
-  });
+  api.add(
+    {
+      method: "post",
+      path: "/proxies/{id}/check",
+      operationId: "postProxiesByIdCheck",
+      tag: "Proxies",
+      summary: "Check a proxy's health",
+      body: { schema: CheckProxyRequest, required: false },
+      response: {
+        status: 200,
+        description: "The proxy with this check's outcome",
+        schema: ProxyJson,
+        headers: { [CHECK_MESSAGE_HEADER]: "What the check found, in words" },
+      },
+      errors: [400, 404],
+    },
+    async (req, res) => {
+      // The body is optional: no body means the configured default target.
+      const body = parseInput(CheckProxyRequest, req.body ?? {});
+      const { proxy, message } = await checkProxy(deps, principalOf(res), pathParam(req, "id"), body);
+      req.log.info({ proxy_id: proxy.id, status: proxy.status, check: message }, "proxy checked");
+      res.setHeader(CHECK_MESSAGE_HEADER, headerValue(message)).json(proxy);
+    },
+  );
 
-  return router;
+  return api;
 }
