@@ -1,25 +1,11 @@
 import { z } from "zod";
 import type { Principal } from "../auth/api-keys.ts";
+import { type Page, pageOf, pageQuery, queryOnce } from "../http/pagination.ts";
 import type { SessionStatusFilter } from "../store/browser-sessions.ts";
 import type { Store } from "../store/store.ts";
 import { type BrowserSession, toBrowserSession } from "./session-record.ts";
 
-// The same page bounds as GET /proxies.
-const DEFAULT_PAGE_SIZE = 20;
-const MAX_PAGE_SIZE = 100;
-
-function once() {
-  return z.string({ error: "must be given once" });
-}
-
-function queryInteger(min: number, max: number, range: string) {
-  return once()
-    .regex(/^\d{1,15}$/, { error: range })
-    .transform(Number)
-    .pipe(z.number().min(min, { error: range }).max(max, { error: range }));
-}
-
-export const queryBoolean = once()
+export const queryBoolean = queryOnce()
   .refine((value) => value === "true" || value === "false", { error: "must be true or false" })
   .transform((value) => value === "true");
 
@@ -27,8 +13,7 @@ const unsupported = z.never({ error: "not supported by this service" }).optional
 
 /** GET /browsers: offset pagination and the status filter of @onkernel/sdk's list params. */
 export const BrowserListQuery = z.strictObject({
-  limit: queryInteger(1, MAX_PAGE_SIZE, `must be a whole number from 1 to ${MAX_PAGE_SIZE}`).default(DEFAULT_PAGE_SIZE),
-  offset: queryInteger(0, Number.MAX_SAFE_INTEGER, "must be a whole number, 0 or more").default(0),
+  ...pageQuery,
   status: z.enum(["active", "deleted", "all"], { error: "must be one of active, deleted, all" }).optional(),
   /** Deprecated in the SDK in favour of status=all; still honoured. */
   include_deleted: queryBoolean.optional(),
@@ -37,23 +22,16 @@ export const BrowserListQuery = z.strictObject({
 });
 export type BrowserListQuery = z.output<typeof BrowserListQuery>;
 
-export interface BrowserSessionPage {
-  items: BrowserSession[];
-  hasMore: boolean;
-  /** Where the next page starts; 0 on the last page, which the official client reads as "stop". */
-  nextOffset: number;
-}
-
 export async function listSessions(
   store: Store,
   principal: Principal,
   query: BrowserListQuery,
-): Promise<BrowserSessionPage> {
+): Promise<Page<BrowserSession>> {
   const status: SessionStatusFilter = query.status ?? (query.include_deleted ? "all" : "active");
-  const { items, hasMore } = await store.browserSessions.list(principal.organizationId, {
+  const rows = await store.browserSessions.list(principal.organizationId, {
     status,
     offset: query.offset,
     limit: query.limit,
   });
-  return { items: items.map(toBrowserSession), hasMore, nextOffset: hasMore ? query.offset + items.length : 0 };
+  return pageOf(rows, query.offset, toBrowserSession);
 }

@@ -1,5 +1,6 @@
 import { principalOf } from "../auth/require-auth.ts";
 import { ApiRouter, pathParam } from "../http/api-router.ts";
+import { PAGE_HEADERS, sendPage } from "../http/pagination.ts";
 import { parseInput } from "../http/validate.ts";
 import { BrowserCreateBody, createSession } from "./create-session.ts";
 import { deleteSession } from "./delete-session.ts";
@@ -8,11 +9,6 @@ import { BrowserRetrieveQuery, getSession } from "./get-session.ts";
 import { BrowserListQuery, listSessions } from "./list-sessions.ts";
 import { type PressKeyDeps, pressKey, pressKeyBody } from "./press-key.ts";
 import { BrowserSession } from "./session-record.ts";
-
-const PAGE_HEADERS = {
-  "x-has-more": "true when another page follows",
-  "x-next-offset": "offset of the next page; 0 on the last page",
-};
 
 export function browserRoutes(deps: PressKeyDeps): ApiRouter {
   const api = new ApiRouter();
@@ -55,8 +51,7 @@ export function browserRoutes(deps: PressKeyDeps): ApiRouter {
     async (req, res) => {
       const query = parseInput(BrowserListQuery, req.query, "query");
       const page = await listSessions(deps.store, principalOf(res), query);
-      res.setHeader("x-has-more", String(page.hasMore)).setHeader("x-next-offset", String(page.nextOffset));
-      res.json(page.items);
+      sendPage(res, page);
     },
   );
 

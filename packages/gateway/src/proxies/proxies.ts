@@ -1,5 +1,6 @@
 import type { Principal } from "../auth/api-keys.ts";
 import { notFound } from "../errors.ts";
+import { type Page, pageOf } from "../http/pagination.ts";
 import { newId } from "../store/ids.ts";
 import type { ProxyRecord } from "../store/proxies.ts";
 import type { Store } from "../store/store.ts";
@@ -67,22 +68,19 @@ export async function createProxy(
   return toProxyJson(record);
 }
 
-export interface ProxyPage {
-  items: ProxyJson[];
-  hasMore: boolean;
-  /** Where the next page starts; 0 on the last page, which the official client reads as "stop". */
-  nextOffset: number;
-}
-
-export async function listProxies(store: Store, principal: Principal, query: ListProxiesQuery): Promise<ProxyPage> {
-  const { items, hasMore } = await store.proxies.list(principal.organizationId, {
+export async function listProxies(
+  store: Store,
+  principal: Principal,
+  query: ListProxiesQuery,
+): Promise<Page<ProxyJson>> {
+  const rows = await store.proxies.list(principal.organizationId, {
     // Stored names are trimmed, so an untrimmed filter could never match.
     name: query.name?.trim(),
     query: query.query,
     offset: query.offset,
     limit: query.limit,
   });
-  return { items: items.map(toProxyJson), hasMore, nextOffset: hasMore ? query.offset + items.length : 0 };
+  return pageOf(rows, query.offset, toProxyJson);
 }
 
 export async function getProxy(store: Store, principal: Principal, id: string): Promise<ProxyJson> {

@@ -1,5 +1,6 @@
 import { principalOf } from "../auth/require-auth.ts";
 import { ApiRouter, pathParam } from "../http/api-router.ts";
+import { PAGE_HEADERS, sendPage } from "../http/pagination.ts";
 import { parseInput } from "../http/validate.ts";
 import { checkProxy } from "./check.ts";
 import { createProxy, deleteProxy, getProxy, listProxies, type ProxyDeps, renameProxy } from "./proxies.ts";
@@ -45,18 +46,14 @@ export function proxyRoutes(deps: ProxyDeps): ApiRouter {
         status: 200,
         description: "One page of proxies",
         schema: ProxyJson.array(),
-        headers: {
-          "x-has-more": "true when another page follows",
-          "x-next-offset": "offset of the next page; 0 on the last page",
-        },
+        headers: PAGE_HEADERS,
       },
       errors: [400],
     },
     async (req, res) => {
       const query = parseInput(ListProxiesQuery, req.query, "query");
       const page = await listProxies(deps.store, principalOf(res), query);
-      res.setHeader("x-has-more", String(page.hasMore)).setHeader("x-next-offset", String(page.nextOffset));
-      res.json(page.items);
+      sendPage(res, page);
     },
   );
 

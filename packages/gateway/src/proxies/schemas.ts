@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { pageQuery } from "../http/pagination.ts";
 import { PROXY_PROTOCOLS, PROXY_TYPES } from "../store/proxies.ts";
 import { caBundleProblem } from "./ca-bundle.ts";
 import { isCountryCode } from "./country-codes.ts";
@@ -8,8 +9,6 @@ import { isUsStateCode } from "./us-states.ts";
 export const MAX_NAME_CHARACTERS = 255;
 export const MAX_BYPASS_HOSTS = 100;
 export const MIN_PASSWORD_LENGTH = 5;
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
 
 // Generous bounds on free-text fields the specification leaves open, so no request can store megabytes.
 const MAX_USERNAME_LENGTH = 1024;
@@ -169,17 +168,9 @@ function queryText() {
   });
 }
 
-function queryInteger(min: number, max: number, range: string) {
-  return text("must be given once")
-    .regex(/^\d{1,15}$/, { error: range })
-    .transform(Number)
-    .pipe(z.number().min(min, { error: range }).max(max, { error: range }));
-}
-
 /** GET /proxies: offset pagination and the two filters. */
 export const ListProxiesQuery = object({
-  limit: queryInteger(1, MAX_PAGE_SIZE, `must be a whole number from 1 to ${MAX_PAGE_SIZE}`).default(DEFAULT_PAGE_SIZE),
-  offset: queryInteger(0, Number.MAX_SAFE_INTEGER, "must be a whole number, 0 or more").default(0),
+  ...pageQuery,
   name: queryText().optional(),
   query: queryText().optional(),
 });
