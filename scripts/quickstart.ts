@@ -88,7 +88,7 @@ async function startXvfb(): Promise<string | undefined> {
   const { value } = await start(
     "xvfb",
     "Xvfb",
-    ["-displayfd", "3", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+    ["-displayfd", "3", "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"],
     {},
     (line) => (/^\d+$/.test(line.trim()) ? line.trim() : undefined),
   );

@@ -21,7 +21,6 @@ try {
   process.stderr.write(`gateway: could not start: ${(error as Error).message}\n`);
   process.exit(1);
 }
-logger.info({ port: gateway.port, host: config.host, store: config.databaseUrl ? "postgres" : "sqlite" }, "listening");
 
 let stopping = false;
 async function stop(signal: string): Promise<void> {
@@ -34,3 +33,6 @@ async function stop(signal: string): Promise<void> {
 }
 process.on("SIGTERM", () => void stop("SIGTERM"));
 process.on("SIGINT", () => void stop("SIGINT"));
+
+// Announced only once a signal can stop the gateway cleanly.
+logger.info({ port: gateway.port, host: config.host, store: config.databaseUrl ? "postgres" : "sqlite" }, "listening");

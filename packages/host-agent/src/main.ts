@@ -41,17 +41,6 @@ const metrics = config.metricsListen
       process.exit(1);
     })
   : undefined;
-logger.info(
-  {
-    port: server.port,
-    listen: config.listen,
-    tls: Boolean(config.tls),
-    mtls: Boolean(config.tls?.clientCa),
-    display: config.display,
-    metricsPort: metrics?.port,
-  },
-  "listening",
-);
 
 let stopping = false;
 async function stop(signal: string): Promise<void> {
@@ -69,3 +58,16 @@ async function stop(signal: string): Promise<void> {
 
 process.on("SIGTERM", () => void stop("SIGTERM"));
 process.on("SIGINT", () => void stop("SIGINT"));
+
+// Announced only once a signal can stop the agent cleanly.
+logger.info(
+  {
+    port: server.port,
+    listen: config.listen,
+    tls: Boolean(config.tls),
+    mtls: Boolean(config.tls?.clientCa),
+    display: config.display,
+    metricsPort: metrics?.port,
+  },
+  "listening",
+);
