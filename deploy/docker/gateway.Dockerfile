@@ -5,14 +5,16 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 
-# Manifests first: the dependency layer is rebuilt only when they change. npm ci needs every
-# workspace's manifest to check the lockfile, but installs only the gateway's runtime dependencies.
+# Manifests first: the dependency layer is rebuilt only when they change. npm needs every
+# workspace's manifest to read the lockfile, but installs only this workspace's runtime dependencies.
+# `npm install`, not `npm ci`: the lock file was made where Biome's and buf's other-platform binaries
+# cannot be fetched, and npm 11's strict ci check refuses it; install still keeps the locked versions.
 COPY package.json package-lock.json .npmrc ./
 COPY packages/contract/package.json packages/contract/
 COPY packages/keysyms/package.json packages/keysyms/
 COPY packages/host-agent/package.json packages/host-agent/
 COPY packages/gateway/package.json packages/gateway/
-RUN npm ci --omit=dev --workspace @browser-infra/gateway --no-audit --no-fund && npm cache clean --force
+RUN npm install --omit=dev --workspace @browser-infra/gateway --no-audit --no-fund && npm cache clean --force
 
 # Node 24 runs the TypeScript sources as they are (type stripping): there is no build step.
 COPY packages/contract/src packages/contract/src

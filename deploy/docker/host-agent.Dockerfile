@@ -17,7 +17,7 @@ COPY packages/contract/package.json packages/contract/
 COPY packages/keysyms/package.json packages/keysyms/
 COPY packages/host-agent/package.json packages/host-agent/
 COPY packages/gateway/package.json packages/gateway/
-RUN npm ci --omit=dev --workspace @browser-infra/host-agent --no-audit --no-fund && npm cache clean --force
+RUN npm install --omit=dev --workspace @browser-infra/host-agent --no-audit --no-fund && npm cache clean --force
 
 COPY packages/contract/src packages/contract/src
 COPY packages/keysyms/src packages/keysyms/src
