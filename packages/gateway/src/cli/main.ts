@@ -4,7 +4,7 @@ import { createApiKey } from "../auth/api-keys.ts";
 import { ConfigError, HOST_PORT, loadConfig } from "../config.ts";
 import { openStore, type Store, sqlitePathIn } from "../store/store.ts";
 
-const USAGE = `usage: gateway-admin <command>
+const USAGE = `usage: npm run admin -- <command>
 
   keys create --org <organization> [--name <label>]   create an API key; it is printed once
   keys list [--org <organization>]                   list keys (never the keys themselves)
