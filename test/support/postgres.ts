@@ -27,8 +27,8 @@ export interface PostgresServer {
   url: string;
   port: number;
   stop(): Promise<void>;
-  /** Kills the server the way a crash would, keeping its data. */
-  restart(): Promise<void>;
+  /** Kills the server the way a crash would, keeping its data, and starts it again after `downMs` (default 0). */
+  restart(options?: { downMs?: number }): Promise<void>;
 }
 
 /**
@@ -57,8 +57,9 @@ export async function startPostgres(): Promise<PostgresServer> {
   return {
     url,
     port,
-    restart: async () => {
+    restart: async ({ downMs = 0 } = {}) => {
       run("pg_ctl", ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
+      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
       start();
     },
     stop: async () => {

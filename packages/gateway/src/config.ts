@@ -25,6 +25,10 @@ export interface GatewayConfig {
   logLevel: string;
   /** The largest press_key duration accepted. */
   maxPressDurationMs: number;
+  /** A client must send its request headers within this time… */
+  httpHeadersTimeoutMs: number;
+  /** …and its whole request within this one. */
+  httpRequestTimeoutMs: number;
   /** What a proxy health check fetches through the proxy when the caller names no url. */
   proxyCheckUrl: string;
   /** How often every host's health and Describe data are checked. */
@@ -101,8 +105,15 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
   if (serverName && !/^[A-Za-z0-9*]([A-Za-z0-9.-]*[A-Za-z0-9])?$|^[0-9a-fA-F:]+$/.test(serverName)) {
     throw new ConfigError(`AGENT_TLS_SERVER_NAME must be a DNS name or an IP address, got "${serverName}"`);
   }
+  const httpHeadersTimeoutMs = integer(env, "HTTP_HEADERS_TIMEOUT_MS", 10_000, 100, 600_000);
+  const httpRequestTimeoutMs = integer(env, "HTTP_REQUEST_TIMEOUT_MS", 30_000, 100, 3_600_000);
+  if (httpHeadersTimeoutMs > httpRequestTimeoutMs) {
+    throw new ConfigError("HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS");
+  }
   return {
     port: integer(env, "PORT", 8080, 0, 65535),
+    httpHeadersTimeoutMs,
+    httpRequestTimeoutMs,
     host: env.HOST || "127.0.0.1",
     databaseUrl,
     dataDir: resolve(env.DATA_DIR || "./data"),

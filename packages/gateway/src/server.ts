@@ -1,9 +1,10 @@
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import { startIdleReaper } from "./browsers/idle-reaper.ts";
 import type { GatewayConfig } from "./config.ts";
 import { startHostPoller } from "./hosts/host-poller.ts";
 import { HostPool } from "./hosts/host-pool.ts";
 import { createApp } from "./http/app.ts";
+import { answerProtocolErrors } from "./http/protocol-errors.ts";
 import type { Logger } from "./logger.ts";
 import { loadSecretsKey } from "./proxies/secrets-key.ts";
 import { openStore, type Store, sqlitePathIn } from "./store/store.ts";
@@ -13,10 +14,6 @@ export interface RunningGateway {
   readonly store: Store;
   stop(): Promise<void>;
 }
-
-// Slow clients are cut off: headers must arrive within 10 s, a whole request within 30 s.
-const HEADERS_TIMEOUT_MS = 10_000;
-const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
  * Opens the store (migrating it), registers HOST_AGENTS and checks every known host once, then
@@ -46,13 +43,24 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     agentTimeoutMs: config.agentTimeoutMs,
     maxPressDurationMs: config.maxPressDurationMs,
   });
-  const server: Server = await new Promise((resolve, reject) => {
-    const listening = app.listen(config.port, config.host, (error?: Error) =>
-      error ? reject(error) : resolve(listening),
-    );
+  // Slow clients are cut off. Node checks these timeouts only every connectionsCheckingInterval
+  // (30 s by default), so it is tied to them for the limits to hold to the second.
+  const server: Server = createServer(
+    {
+      headersTimeout: config.httpHeadersTimeoutMs,
+      requestTimeout: config.httpRequestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, Math.ceil(config.httpHeadersTimeoutMs / 4)),
+    },
+    app,
+  );
+  answerProtocolErrors(server);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, config.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
   });
-  server.headersTimeout = HEADERS_TIMEOUT_MS;
-  server.requestTimeout = REQUEST_TIMEOUT_MS;
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   return {

@@ -37,7 +37,7 @@ export function createApp(deps: AppDeps): Express {
     pinoHttp({
       logger,
       genReqId: requestId,
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? "error" : "info"),
+      customLogLevel: (_req, res) => (res.statusCode === 500 ? "error" : res.statusCode > 500 ? "warn" : "info"),
       serializers: {
         req: (req) => ({ id: req.id, method: req.method, url: req.url, headers: req.headers }),
       },

@@ -20,13 +20,22 @@ export function toApiError(error: unknown): ApiError {
   if (type === "encoding.unsupported" || type === "charset.unsupported" || type === "request.aborted") {
     return new ApiError("invalid_request", "request body could not be read");
   }
+  // What Express and body-parser refuse on the client's account: a body that is not valid
+  // gzip/deflate, a path parameter with broken percent-encoding.
+  const status = (error as BodyParserError | null)?.status;
+  if (typeof status === "number" && status >= 400 && status < 500) {
+    return new ApiError("invalid_request", "the request could not be read (its encoding is invalid)", { cause: error });
+  }
   return new ApiError("internal_error", "internal error", { cause: error });
 }
 
 /** Writes the Error body and the retry hint the official client honours. */
 export function sendError(res: Response, error: unknown, log: Logger): void {
   const apiError = toApiError(error);
-  if (apiError.status >= 500) log.error({ err: apiError.cause ?? apiError, code: apiError.code }, apiError.message);
+  // A bug is an error; an unreachable host, store or free capacity is the operator's to watch.
+  if (apiError.code === "internal_error")
+    log.error({ err: apiError.cause ?? apiError, code: apiError.code }, apiError.message);
+  else if (apiError.status >= 500) log.warn({ err: apiError.cause ?? apiError, code: apiError.code }, apiError.message);
   if (res.headersSent) {
     res.end();
     return;
