@@ -51,7 +51,11 @@ export function registerService<S extends GenServiceMethods>(
     handlers[method.name] = (call, callback) => {
       const started = performance.now();
       const abort = new AbortController();
-      call.on("cancelled", () => abort.abort(new RpcError(status.CANCELLED, "call cancelled")));
+      // grpc-js also emits "cancelled" when a finished call's stream closes: only an unanswered call is cancelled.
+      let answered = false;
+      call.on("cancelled", () => {
+        if (!answered) abort.abort(new RpcError(status.CANCELLED, "call cancelled"));
+      });
       const context: CallContext = {
         method: method.name,
         requestId: requestIdOf(call.metadata),
@@ -61,12 +65,14 @@ export function registerService<S extends GenServiceMethods>(
         options.onCallEnd?.(context, { code, error, durationMs: performance.now() - started });
       handler(call.request as MessageShape<S[keyof S]["input"]>, context).then(
         (init) => {
+          answered = true;
           callback(null, create(method.output, init as MessageInitShape<typeof method.output>));
           finish(status.OK);
         },
         (error: unknown) => {
           const rpcError =
             error instanceof RpcError ? error : new RpcError(status.INTERNAL, "internal error in host agent");
+          answered = true;
           callback({ code: rpcError.code, details: rpcError.message });
           finish(rpcError.code, error);
         },
