@@ -1,0 +1,97 @@
+import type { BenchEnvironment } from "./environment.ts";
+
+export interface Target {
+  /** What the ratio is compared with: e.g. ratio ≤ 0.1, or for B5 the value itself ≤ 150 MB. */
+  on: "ratio" | "value";
+  op: "<=" | ">=";
+  value: number;
+}
+
+/** One line of the results table. */
+export interface Metric {
+  id: string;
+  what: string;
+  unit: string;
+  ours: number;
+  baseline?: { name: string; value: number };
+  /** ours ÷ baseline, or for throughput-like metrics where higher is better still ours ÷ baseline. */
+  ratio?: number;
+  target?: Target;
+  met?: boolean;
+  /** How many measurements stand behind the numbers, e.g. "2000 + 2000 requests". */
+  samples: string;
+}
+
+export interface BenchOutcome {
+  id: string;
+  title: string;
+  metrics: Metric[];
+  /** Why a number is what it is: the floor, caveats, what was checked. */
+  notes: string[];
+  /** Raw measurements for results.json. */
+  details: Record<string, unknown>;
+  seconds: number;
+  /** Set when the benchmark could not run at all (e.g. the API it needs is not there). */
+  skipped?: string;
+}
+
+export interface BenchSettings {
+  smoke: boolean;
+  latencyWarmup: number;
+  /** Per side, split over `latencyRounds` alternating rounds. */
+  latencySamples: number;
+  latencyRounds: number;
+  b2Warmup: number;
+  b2Repetitions: number;
+  throughputWarmupS: number;
+  throughputRounds: number;
+  throughputRoundS: number;
+  connections: number;
+}
+
+export const FULL: BenchSettings = {
+  smoke: false,
+  latencyWarmup: 200,
+  latencySamples: 2000,
+  latencyRounds: 2,
+  b2Warmup: 3,
+  b2Repetitions: 20,
+  throughputWarmupS: 3,
+  // Five short rounds rather than three long ones: on a noisy VM the median of five moves less.
+  throughputRounds: 5,
+  throughputRoundS: 4,
+  connections: 32,
+};
+
+export const SMOKE: BenchSettings = {
+  smoke: true,
+  latencyWarmup: 20,
+  latencySamples: 300,
+  latencyRounds: 1,
+  b2Warmup: 1,
+  b2Repetitions: 3,
+  throughputWarmupS: 0.5,
+  throughputRounds: 1,
+  throughputRoundS: 1,
+  connections: 32,
+};
+
+export interface BenchContext {
+  env: BenchEnvironment;
+  settings: BenchSettings;
+  progress(message: string): void;
+}
+
+export class SkipBenchmark extends Error {}
+
+export function check(value: number, target: Target): boolean {
+  return target.op === "<=" ? value <= target.value : value >= target.value;
+}
+
+/** A metric with ratio and verdict filled in from ours, the baseline and the target. */
+export function metric(fields: Omit<Metric, "ratio" | "met"> & { ratio?: number }): Metric {
+  const ratio = fields.ratio ?? (fields.baseline ? fields.ours / fields.baseline.value : undefined);
+  const judged = fields.target?.on === "value" ? fields.ours : ratio;
+  const met = fields.target && judged !== undefined ? check(judged, fields.target) : undefined;
+  return { ...fields, ratio, met };
+}

@@ -1,0 +1,146 @@
+// npm run bench [-- --smoke] [-- --profile] [-- --only=B1,B3] [-- --report]
+// Starts everything itself, runs B1–B6 each against its baseline in the same run, prints a table,
+// and writes bench/results.json and bench/RESULTS.md (smoke runs write to a temporary folder instead,
+// so they never overwrite the committed results).
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { b1PressKeyLatency } from "./b1-press-key-latency.ts";
+import { b2PressKeyKeysPerSecond } from "./b2-press-key-keys-per-second.ts";
+import { b3FileInfoThroughput } from "./b3-file-info-throughput.ts";
+import { b4ProxyRenameThroughput } from "./b4-proxy-rename-throughput.ts";
+import { b5PeakRss } from "./b5-peak-rss.ts";
+import { b6Replicas } from "./b6-replicas.ts";
+import { type BenchContext, type BenchOutcome, FULL, SkipBenchmark, SMOKE } from "./lib/bench.ts";
+import { summarizeProfile } from "./lib/cpu-profile.ts";
+import { BenchEnvironment } from "./lib/environment.ts";
+import { currentLoad, describeMachine } from "./lib/machine.ts";
+import { markdownReport, type RunReport, textTable } from "./lib/report.ts";
+
+const BENCH_DIR = fileURLToPath(new URL(".", import.meta.url));
+const ANALYSIS_FILE = join(BENCH_DIR, "analysis.md");
+
+const args = process.argv.slice(2);
+
+// --report: rewrite RESULTS.md from the last results.json and analysis.md, without measuring again.
+if (args.includes("--report")) {
+  const last = JSON.parse(readFileSync(join(BENCH_DIR, "results.json"), "utf8")) as RunReport;
+  const analysis = existsSync(ANALYSIS_FILE) ? readFileSync(ANALYSIS_FILE, "utf8") : "";
+  writeFileSync(join(BENCH_DIR, "RESULTS.md"), markdownReport(last, analysis));
+  process.stdout.write(`${textTable(last.outcomes)}\n\nrewrote ${join(BENCH_DIR, "RESULTS.md")}\n`);
+  process.exit(0);
+}
+const smoke = args.includes("--smoke") || process.env.BENCH_SMOKE === "1";
+const profile = args.includes("--profile");
+const only = args
+  .find((a) => a.startsWith("--only="))
+  ?.slice("--only=".length)
+  .split(",")
+  .map((id) => id.trim().toUpperCase());
+
+const benchmarks: { id: string; run: (ctx: BenchContext) => Promise<BenchOutcome> }[] = [
+  { id: "B1", run: b1PressKeyLatency },
+  { id: "B2", run: b2PressKeyKeysPerSecond },
+  { id: "B3", run: b3FileInfoThroughput },
+  { id: "B4", run: b4ProxyRenameThroughput },
+  // After B1–B4 and before B6 starts the second replica: the peaks B5 reports are those of B1–B4.
+  { id: "B5", run: b5PeakRss },
+  { id: "B6", run: b6Replicas },
+];
+
+const started = performance.now();
+const elapsed = () => ((performance.now() - started) / 1000).toFixed(1).padStart(6);
+const progress = (message: string) => process.stdout.write(`[${elapsed()} s] ${message}\n`);
+
+const outDir = smoke ? join(tmpdir(), "bench-smoke") : BENCH_DIR;
+const profileDir = profile ? join(tmpdir(), `bench-profiles-${Date.now()}`) : undefined;
+const machine = describeMachine();
+const env = new BenchEnvironment({ profileDir });
+const ctx: BenchContext = { env, settings: smoke ? SMOKE : FULL, progress };
+
+let interrupted = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    interrupted = true;
+    progress(`${signal}: stopping everything`);
+    void env.stop().finally(() => process.exit(130));
+  });
+}
+
+progress(
+  `${smoke ? "smoke" : "full"} run on ${machine.cpuModel} × ${machine.cores}, Node ${machine.node}; logs in ${env.logDir}`,
+);
+if (machine.loadAtStart > 0.5) {
+  progress(`warning: load average ${machine.loadAtStart.toFixed(2)}: other work on this machine will skew the ratios`);
+}
+const outcomes: BenchOutcome[] = [];
+let failure: unknown;
+try {
+  for (const benchmark of benchmarks) {
+    if (only && !only.includes(benchmark.id)) continue;
+    progress(`${benchmark.id}: starting`);
+    const benchStarted = performance.now();
+    try {
+      const outcome = await benchmark.run(ctx);
+      outcomes.push(outcome);
+      progress(`${benchmark.id}: done in ${outcome.seconds.toFixed(1)} s`);
+    } catch (error) {
+      if (!(error instanceof SkipBenchmark)) throw error;
+      progress(`${benchmark.id}: not run: ${error.message}`);
+      outcomes.push({
+        id: benchmark.id,
+        title: benchmark.id,
+        metrics: [],
+        notes: [],
+        details: {},
+        seconds: (performance.now() - benchStarted) / 1000,
+        skipped: error.message,
+      });
+    }
+  }
+} catch (error) {
+  failure = error;
+  const exited = env.exitedEarly();
+  if (exited.length > 0) progress(`these processes had already ended: ${exited.join(", ")}`);
+} finally {
+  if (!interrupted) await env.stop({ keepLogs: failure !== undefined });
+}
+if (failure) {
+  process.stderr.write(`bench failed: ${failure instanceof Error ? (failure.stack ?? failure.message) : failure}\n`);
+  process.stderr.write(`logs of every process kept in ${env.logDir}\n`);
+  process.exit(1);
+}
+
+machine.loadAtEnd = currentLoad();
+const report: RunReport = {
+  machine,
+  mode: smoke ? "smoke" : "full",
+  command: `npm run bench${args.length > 0 ? ` -- ${args.join(" ")}` : ""}`,
+  totalSeconds: (performance.now() - started) / 1000,
+  outcomes,
+};
+const analysis = existsSync(ANALYSIS_FILE) ? readFileSync(ANALYSIS_FILE, "utf8") : "";
+mkdirSync(outDir, { recursive: true });
+writeFileSync(join(outDir, "results.json"), `${JSON.stringify(report, null, 2)}\n`);
+writeFileSync(join(outDir, "RESULTS.md"), markdownReport(report, analysis));
+
+process.stdout.write(`\n${textTable(outcomes)}\n\n`);
+progress(`wrote ${join(outDir, "results.json")} and ${join(outDir, "RESULTS.md")}`);
+
+if (profileDir) {
+  for (const file of readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile"))) {
+    const summary = summarizeProfile(join(profileDir, file));
+    process.stdout.write(
+      `\n${file}: busy ${(summary.busyMs / 1000).toFixed(1)} s of ${(summary.sampledMs / 1000).toFixed(1)} s sampled\n`,
+    );
+    for (const l of summary.layers.slice(0, 14)) {
+      process.stdout.write(`  ${l.busyPercent.toFixed(1).padStart(5)}%  ${l.layer}\n`);
+    }
+    process.stdout.write("  top functions by self time (share of busy time):\n");
+    for (const f of summary.functions) {
+      process.stdout.write(`  ${f.busyPercent.toFixed(1).padStart(5)}%  ${f.name}  ${f.where}\n`);
+    }
+  }
+  progress(`profiles in ${profileDir} (open in Chrome DevTools or speedscope)`);
+}
