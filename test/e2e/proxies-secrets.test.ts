@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { SECRETS_KEY_FILE } from "../../packages/gateway/src/proxies/secrets-key.ts";
@@ -12,6 +12,7 @@ import {
   startTargetSite,
   TEST_TLS,
 } from "../../packages/gateway/test/proxies/loopback-proxy.ts";
+import { filesUnder } from "../support/files.ts";
 import { GATEWAY_MAIN, type GatewayProcess, startGatewayProcess, startProcess } from "../support/processes.ts";
 import { type StoreKind, type System, startSystem } from "../support/system.ts";
 
@@ -23,13 +24,6 @@ const CA_LINES = TEST_TLS.ca.split("\n").filter((line) => line.length >= 40 && !
 function expectNoSecret(text: string): void {
   expect(text).not.toContain(PASSWORD);
   for (const line of CA_LINES) expect(text).not.toContain(line);
-}
-
-/** Every byte of every file under `dir`, read as Latin-1 so any text in it shows. */
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => readFileSync(join(entry.parentPath, entry.name)).toString("latin1"));
 }
 
 let site: Listening;
@@ -109,7 +103,7 @@ describe.each<StoreKind>(["sqlite", "postgres"])("proxy secrets on %s", (kind) =
     }
     const files = filesUnder(dir);
     expect(files.length).toBeGreaterThan(0);
-    for (const file of files) expectNoSecret(file);
+    for (const file of files) expectNoSecret(file.text);
   });
 
   it("returns them in no response", () => {

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createPromiseClient, HostAgent, RpcError } from "../../packages/contract/src/index.ts";
 import { createApiKey, hashApiKey } from "../../packages/gateway/src/auth/api-keys.ts";
 import { TEST_TLS } from "../../packages/gateway/test/proxies/loopback-proxy.ts";
+import { filesUnder } from "../support/files.ts";
 import { freePort } from "../support/ports.ts";
 import {
   type AgentProcess,
@@ -31,16 +32,6 @@ const figures: Record<string, unknown> = {};
 afterAll(() => {
   console.info(`R7 figures: ${JSON.stringify(figures)}`);
 });
-
-/** Every byte of every file under `dir`, read as Latin-1 so any text in it shows. */
-function filesUnder(dir: string): { path: string; text: string }[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => {
-      const path = join(entry.parentPath, entry.name);
-      return { path, text: readFileSync(path).toString("latin1") };
-    });
-}
 
 /** Every row of every table of the store, as JSON text. */
 async function everyRow(system: System): Promise<string> {
