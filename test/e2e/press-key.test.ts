@@ -1,5 +1,6 @@
 import Kernel from "@onkernel/sdk";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { MAX_KEYS } from "../../packages/gateway/src/browsers/press-key.ts";
 import { describeKeyEvent, type KeyRecorder, startKeyRecorder } from "../support/key-recorder.ts";
 import { freePort } from "../support/ports.ts";
 import { startAgent } from "../support/processes.ts";
@@ -120,6 +121,13 @@ describe("POST /browsers/{id_or_name}/computer/press_key", () => {
   ])("refuses %s with 400 and presses nothing", async (_case, body, message) => {
     await expectInvalidInput(await pressKey(body), [message]);
     await expectNoEvents();
+  });
+
+  it("refuses more than MAX_KEYS keys with one problem, however many items are bad", async () => {
+    const res = await pressKey({ keys: Array(MAX_KEYS * 50).fill(0) });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { details: { message: string }[] };
+    expect(body.details).toEqual([{ code: "invalid_input", message: `keys: must have at most ${MAX_KEYS} items` }]);
   });
 
   it("answers 404 for an unknown session", async () => {

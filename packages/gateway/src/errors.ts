@@ -66,9 +66,17 @@ export class ApiError extends Error {
 }
 
 /** A 400 bad_request with one invalid_input detail per problem ("<field>: <what is wrong>"). */
+/** Enough to fix a request by; a body with thousands of bad items must not get a reply its size. */
+export const MAX_REPORTED_PROBLEMS = 20;
+
+/** A 400 with one invalid_input detail per problem: the first MAX_REPORTED_PROBLEMS, then how many more. */
 export function invalidInput(problems: string[]): ApiError {
-  return new ApiError("bad_request", problems.length === 1 ? (problems[0] as string) : "invalid input", {
-    details: problems.map((message) => ({ code: "invalid_input", message })),
+  const shown =
+    problems.length > MAX_REPORTED_PROBLEMS
+      ? [...problems.slice(0, MAX_REPORTED_PROBLEMS), `and ${problems.length - MAX_REPORTED_PROBLEMS} more problems`]
+      : problems;
+  return new ApiError("bad_request", shown.length === 1 ? (shown[0] as string) : "invalid input", {
+    details: shown.map((message) => ({ code: "invalid_input", message })),
   });
 }
 

@@ -6,7 +6,15 @@ import { hostCallError } from "../hosts/host-errors.ts";
 import type { BrowserDeps } from "./file-info.ts";
 import { useSession } from "./use-session.ts";
 
-const keyList = z.array(z.string({ error: "must be a string" }), { error: "must be an array of strings" });
+/**
+ * Far more than any real key sequence, but bounded: zod checks the length before the items, so a
+ * 1 MiB body of half a million bad items costs one issue, not half a million (260 MB and 0.4 s).
+ */
+export const MAX_KEYS = 10_000;
+
+const keyList = z
+  .array(z.string({ error: "must be a string" }), { error: "must be an array of strings" })
+  .max(MAX_KEYS, { error: `must have at most ${MAX_KEYS} items` });
 
 /** Spec 4.2; `maxDurationMs` comes from configuration. */
 export function pressKeyBody(maxDurationMs: number) {

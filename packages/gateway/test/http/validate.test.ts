@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ApiError } from "../../src/errors.ts";
+import { ApiError, MAX_REPORTED_PROBLEMS } from "../../src/errors.ts";
 import { parseInput } from "../../src/http/validate.ts";
 
 function problemsOf(schema: z.ZodType, input: unknown): string[] {
@@ -34,6 +34,13 @@ describe("parseInput", () => {
       "x: unknown field",
       "y: unknown field",
     ]);
+  });
+
+  it("reports the first problems and how many more there are, not one detail per bad item", () => {
+    const found = problemsOf(z.object({ keys: z.array(z.string()) }), { keys: Array(5000).fill(0) });
+    expect(found).toHaveLength(MAX_REPORTED_PROBLEMS + 1);
+    expect(found[0]).toMatch(/^keys\[0\]: /);
+    expect(found.at(-1)).toBe(`and ${5000 - MAX_REPORTED_PROBLEMS} more problems`);
   });
 
   it("names the whole body when the body itself is wrong", () => {
