@@ -3,6 +3,7 @@ import { ApiError } from "../errors.ts";
 import type { ApiKeyRecord } from "../store/api-keys.ts";
 import { newId } from "../store/ids.ts";
 import type { Store } from "../store/store.ts";
+import type { PrincipalCache } from "./principal-cache.ts";
 
 const KEY_PREFIX = "sk_";
 const SHOWN_PREFIX_LENGTH = 10;
@@ -40,8 +41,15 @@ function unauthorized(message: string): ApiError {
   return new ApiError("unauthorized", message);
 }
 
-/** Resolves an Authorization header to the organization whose active key it carries. */
-export async function authenticate(store: Store, header: string | undefined): Promise<Principal> {
+/**
+ * Resolves an Authorization header to the organization whose active key it carries; with a cache,
+ * a key seen before costs no store read until the store reports a revocation.
+ */
+export async function authenticate(
+  store: Store,
+  header: string | undefined,
+  cache?: PrincipalCache,
+): Promise<Principal> {
   if (!header) throw unauthorized("missing Authorization header; send Authorization: Bearer <api key>");
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
   if (!match) {
@@ -50,10 +58,15 @@ export async function authenticate(store: Store, header: string | undefined): Pr
     );
   }
   const presented = hashApiKey(match[1] as string);
+  const version = cache && store.apiKeys.revocationVersion();
+  const cached = cache?.get(presented, version);
+  if (cached) return cached;
   const record = await store.apiKeys.findActiveByHash(presented);
   // The lookup is by hash, so timing reveals nothing about the key; the equality check is constant time anyway.
   if (!record || !timingSafeEqual(Buffer.from(record.keyHash), Buffer.from(presented))) {
     throw unauthorized("invalid or revoked API key");
   }
-  return { organizationId: record.organizationId, apiKeyId: record.id };
+  const principal = { organizationId: record.organizationId, apiKeyId: record.id };
+  cache?.set(presented, principal, version);
+  return principal;
 }

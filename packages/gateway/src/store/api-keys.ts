@@ -1,4 +1,7 @@
-import type { SqlClient } from "./sql-client.ts";
+import type { ChangeWatch, SqlClient } from "./sql-client.ts";
+
+/** The channel revocations are announced on (PostgreSQL NOTIFY), for caches of active keys. */
+const REVOCATIONS = "api_key_revocations";
 
 export interface ApiKeyRecord {
   id: string;
@@ -38,9 +41,21 @@ function fromRow(row: Row): ApiKeyRecord {
 
 export class ApiKeyRepository {
   readonly #sql: SqlClient;
+  #revocations: ChangeWatch | undefined;
 
   constructor(sql: SqlClient) {
     this.#sql = sql;
+  }
+
+  /**
+   * Differs from its previous value whenever a key may have been revoked since, by this process or
+   * any other; undefined when that cannot be known. A cache of active keys is valid for one value.
+   */
+  revocationVersion(): number | undefined {
+    // Watching starts with the first caller: the admin CLI and migrations never need it (on
+    // PostgreSQL it holds a connection).
+    this.#revocations ??= this.#sql.watch?.(REVOCATIONS);
+    return this.#revocations?.version();
   }
 
   async insert(record: Omit<ApiKeyRecord, "revokedAt">): Promise<void> {
@@ -75,9 +90,19 @@ export class ApiKeyRepository {
 
   /** Marks the key revoked; false when no active key has this id. */
   async revoke(id: string, at: string): Promise<boolean> {
-    return (
-      (await this.#sql.execute("UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL", [id, at])) >
-      0
-    );
+    const update = "UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL";
+    // On PostgreSQL the notification commits with the update, so no replica hears of a revocation
+    // that did not happen, nor misses one that did while it was listening.
+    const revoked =
+      this.#sql.dialect === "postgres"
+        ? (
+            await this.#sql.query(`WITH r AS (${update} RETURNING id) SELECT pg_notify('${REVOCATIONS}', id) FROM r`, [
+              id,
+              at,
+            ])
+          ).length
+        : await this.#sql.execute(update, [id, at]);
+    if (revoked > 0) this.#revocations?.touch();
+    return revoked > 0;
   }
 }

@@ -1,5 +1,6 @@
 import pg from "pg";
-import { type SqlClient, StoreUnavailableError, UniqueViolationError } from "./sql-client.ts";
+import { PostgresListener } from "./postgres-listener.ts";
+import { type ChangeWatch, type SqlClient, StoreUnavailableError, UniqueViolationError } from "./sql-client.ts";
 
 // Classes of SQLSTATE that mean "the database is not there right now", not "your query is wrong":
 // 08 connection exception, 53 insufficient resources, 57 operator intervention (e.g. shutdown), 58 system error.
@@ -33,6 +34,8 @@ async function run<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
+
 type Queryable = Pick<pg.PoolClient, "query">;
 
 function clientOver(queryable: Queryable, transaction: SqlClient["transaction"]): SqlClient {
@@ -58,12 +61,15 @@ export class PostgresClient implements SqlClient {
   readonly dialect = "postgres" as const;
   readonly #pool: pg.Pool;
   readonly #plain: SqlClient;
+  readonly #options: PostgresOptions;
+  readonly #listeners: PostgresListener[] = [];
 
   constructor(options: PostgresOptions) {
+    this.#options = options;
     this.#pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.maxConnections ?? 10,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     });
     // An idle client whose server went away emits here; without a listener the process would crash.
     this.#pool.on("error", () => {});
@@ -97,7 +103,19 @@ export class PostgresClient implements SqlClient {
     }
   }
 
+  /** Opens one more connection, kept for LISTEN on this channel until close(). */
+  watch(channel: string): ChangeWatch {
+    const listener = new PostgresListener(
+      this.#options.connectionString,
+      channel,
+      this.#options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    );
+    this.#listeners.push(listener);
+    return listener;
+  }
+
   async close(): Promise<void> {
+    await Promise.all(this.#listeners.map((listener) => listener.close()));
     await this.#pool.end();
   }
 }

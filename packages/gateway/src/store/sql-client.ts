@@ -10,7 +10,28 @@ export interface SqlClient {
   /** Runs fn in one transaction; on PostgreSQL rows it reads can be locked with FOR UPDATE. */
   transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** Present on a store's own client, not on a transaction's. */
+  watch?(channel: string): ChangeWatch;
 }
+
+/**
+ * Lets a cache in this process know when rows it copied may have changed in the database. A
+ * writer names the channel in its SQL (see ApiKeyRepository.revoke); the SQLite client cannot
+ * tell channels apart and reports every commit of another connection.
+ */
+export interface ChangeWatch {
+  /**
+   * Differs from what it returned before whenever a write on the channel may have committed since,
+   * through any connection of any process; undefined while that cannot be known, and then nothing
+   * may be served from a cache.
+   */
+  version(): number | undefined;
+  /** Records a write this process made itself, so its own next read does not wait to hear of it. */
+  touch(): void;
+}
+
+/** Channel names go into SQL as identifiers, so only these are allowed. */
+export const CHANNEL_NAME = /^[a-z_]+$/;
 
 /** The database could not be reached or answered with a server-side failure. */
 export class StoreUnavailableError extends Error {

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
-import { type SqlClient, StoreUnavailableError, UniqueViolationError } from "./sql-client.ts";
+import { type ChangeWatch, type SqlClient, StoreUnavailableError, UniqueViolationError } from "./sql-client.ts";
 
 function toSqlite(sql: string): string {
   return sql.replace(/\$(\d+)/g, "?$1");
@@ -118,6 +118,30 @@ export class SqliteClient implements SqlClient {
     } finally {
       release();
     }
+  }
+
+  /**
+   * `PRAGMA data_version` changes when another connection (the admin CLI, another process) has
+   * committed, and costs a couple of microseconds; this connection's own commits do not change it,
+   * hence touch(). It cannot tell tables apart, so any foreign write counts.
+   */
+  watch(_channel: string): ChangeWatch {
+    const dataVersion = this.#db.prepare("PRAGMA data_version");
+    let seen: unknown;
+    let version = 0;
+    return {
+      version: () => {
+        const current = (dataVersion.get() as { data_version: number }).data_version;
+        if (current !== seen) {
+          seen = current;
+          version++;
+        }
+        return version;
+      },
+      touch: () => {
+        version++;
+      },
+    };
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { freshStore } from "../../../../test/support/stores.ts";
 import { authenticate, createApiKey, hashApiKey } from "../../src/auth/api-keys.ts";
+import { PrincipalCache } from "../../src/auth/principal-cache.ts";
 import type { Store } from "../../src/store/store.ts";
 
 let store: Store;
@@ -42,4 +43,21 @@ describe("API keys", () => {
       await expect(authenticate(store, header)).rejects.toMatchObject({ code: "unauthorized" });
     },
   );
+
+  it("authenticate with a cache does not read the store again for a key it accepted", async () => {
+    const { key } = await createApiKey(store, "acme", "a");
+    const cache = new PrincipalCache();
+    await authenticate(store, `Bearer ${key}`, cache);
+    const lookup = vi.spyOn(store.apiKeys, "findActiveByHash");
+    expect((await authenticate(store, `Bearer ${key}`, cache)).organizationId).toBe("acme");
+    expect(lookup).not.toHaveBeenCalled();
+  });
+
+  it("authenticate with a cache refuses a key as soon as it is revoked", async () => {
+    const { key, record } = await createApiKey(store, "acme", "a");
+    const cache = new PrincipalCache();
+    await authenticate(store, `Bearer ${key}`, cache);
+    await store.apiKeys.revoke(record.id, new Date().toISOString());
+    await expect(authenticate(store, `Bearer ${key}`, cache)).rejects.toMatchObject({ code: "unauthorized" });
+  });
 });

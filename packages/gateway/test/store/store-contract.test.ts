@@ -4,14 +4,26 @@ import { createApiKey, hashApiKey } from "../../src/auth/api-keys.ts";
 import { newId } from "../../src/store/ids.ts";
 import { MIGRATIONS, migrate } from "../../src/store/migrations.ts";
 import { UniqueViolationError } from "../../src/store/sql-client.ts";
-import { openStore, type Store } from "../../src/store/store.ts";
+import { openStore, type Store, type StoreLocation } from "../../src/store/store.ts";
+
+/** Polls until `read` returns something; PostgreSQL hears of changes asynchronously. */
+async function waitFor<T>(what: string, read: () => T | undefined): Promise<T> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 
 describe.each(STORE_KINDS)("store contract on %s", (kind) => {
   let store: Store;
+  let location: StoreLocation;
   let dispose: () => Promise<void>;
 
   beforeEach(async () => {
-    ({ store, dispose } = await freshStore(kind));
+    ({ store, location, dispose } = await freshStore(kind));
   });
 
   afterEach(async () => {
@@ -73,6 +85,39 @@ describe.each(STORE_KINDS)("store contract on %s", (kind) => {
       await store.apiKeys.revoke(record.id, new Date().toISOString());
       expect(await store.apiKeys.revoke(record.id, new Date().toISOString())).toBe(false);
       expect(await store.apiKeys.revoke("nope", new Date().toISOString())).toBe(false);
+    });
+
+    describe("revocation version", () => {
+      const watching = () => waitFor("revocations are watched", () => store.apiKeys.revocationVersion());
+
+      it("stays the same while nothing is revoked", async () => {
+        const before = await watching();
+        await createApiKey(store, "acme", "ci");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(store.apiKeys.revocationVersion()).toBe(before);
+      });
+
+      it("changes at once when this process revokes a key", async () => {
+        const { record } = await createApiKey(store, "acme", "ci");
+        const before = await watching();
+        await store.apiKeys.revoke(record.id, new Date().toISOString());
+        expect(store.apiKeys.revocationVersion()).not.toBe(before);
+      });
+
+      it("changes when another connection (the admin CLI, another replica) revokes a key", async () => {
+        const { record } = await createApiKey(store, "acme", "ci");
+        const before = await watching();
+        const other = await openStore(location);
+        try {
+          await other.apiKeys.revoke(record.id, new Date().toISOString());
+        } finally {
+          await other.close();
+        }
+        await waitFor("the version changes", () => {
+          const now = store.apiKeys.revocationVersion();
+          return now !== undefined && now !== before ? now : undefined;
+        });
+      });
     });
 
     it("lists keys of one organization or of all", async () => {
@@ -157,5 +202,30 @@ describe.each(STORE_KINDS)("store contract on %s", (kind) => {
       const [row] = await store.sql.query<{ value: number }>("SELECT value FROM counter WHERE id = 1");
       expect(Number(row?.value)).toBe(20);
     });
+  });
+});
+
+describe("revocations on PostgreSQL", () => {
+  let store: Store;
+  let dispose: () => Promise<void>;
+
+  beforeEach(async () => {
+    ({ store, dispose } = await freshStore("postgres"));
+  });
+
+  afterEach(async () => {
+    await dispose();
+  });
+
+  it("are unknown while the notification connection is down, and the version changes once it is back", async () => {
+    const watching = () => waitFor("revocations are watched", () => store.apiKeys.revocationVersion());
+    const before = await watching();
+    await store.sql.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'",
+    );
+    await waitFor("the lost connection is noticed", () =>
+      store.apiKeys.revocationVersion() === undefined ? true : undefined,
+    );
+    expect(await watching()).not.toBe(before);
   });
 });
