@@ -117,6 +117,6 @@ describe("HTTP error contract", () => {
 
   it("never writes the API key to the gateway's log", async () => {
     await system.api(`/browsers/${system.session.name}/fs/file_info?path=/`);
-    expect(system.gateway.lines.join("\n")).not.toContain(system.apiKey);
+    expect((await system.gateway.settledLines()).join("\n")).not.toContain(system.apiKey);
   });
 });

@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { LOG_FLUSH_INTERVAL_MS } from "../../packages/gateway/src/logger.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const AGENT_MAIN = `${ROOT}packages/host-agent/src/main.ts`;
@@ -11,6 +13,11 @@ export interface RunningProcess {
   readonly child: ChildProcess;
   /** Every line the process wrote to stdout and stderr so far. */
   readonly lines: string[];
+  /**
+   * Every line, once the process has had time to write out its log buffer (the loggers flush every
+   * LOG_FLUSH_INTERVAL_MS): what a test that asserts on the absence of a line must read.
+   */
+  settledLines(): Promise<string[]>;
   /** Resolves with the first JSON log line for which `match` is true. */
   waitForLog(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** Sends the signal and waits for the exit; SIGKILL after 10 s. */
@@ -53,6 +60,10 @@ export function startProcess(main: string, env: NodeJS.ProcessEnv, args: string[
   return {
     child,
     lines,
+    settledLines: async () => {
+      await sleep(3 * LOG_FLUSH_INTERVAL_MS);
+      return lines;
+    },
     waitForLog: (match, timeoutMs = 15_000) => {
       for (const line of lines) {
         try {
