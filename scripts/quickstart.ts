@@ -10,6 +10,7 @@ import { once } from "node:events";
 import { createWriteStream, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
+import { MAIN, runtimeEnv, type Service, warmCompileCache } from "../deploy/node-runtime.ts";
 import { createApiKey } from "../packages/gateway/src/auth/api-keys.ts";
 import { openStore, sqlitePathIn } from "../packages/gateway/src/store/store.ts";
 
@@ -17,10 +18,10 @@ const ORGANIZATION = "default";
 const SESSION_NAME = "local";
 // The longest idle timeout the API allows (72 h), so the session outlives a quiet afternoon.
 const SESSION_TIMEOUT_SECONDS = 259_200;
-const root = resolve(import.meta.dirname, "..");
 const dataDir = resolve(process.env.DATA_DIR || "./data");
 const port = process.env.PORT || "8080";
 const logDir = join(dataDir, "logs");
+const compileCacheDir = join(dataDir, "compile-cache");
 mkdirSync(logDir, { recursive: true });
 
 const children: ChildProcess[] = [];
@@ -129,6 +130,12 @@ async function shutdown(code: number): Promise<never> {
   }
   process.exit(code);
 }
+/** The production runtime (deploy/node-runtime.ts), with the compile cache filled before the start. */
+function production(service: Service): NodeJS.ProcessEnv {
+  warmCompileCache(service, compileCacheDir);
+  return runtimeEnv(service, compileCacheDir);
+}
+
 process.on("SIGINT", () => void shutdown(0));
 process.on("SIGTERM", () => void shutdown(0));
 
@@ -137,8 +144,12 @@ try {
   const agent = await start(
     "host-agent",
     process.execPath,
-    [join(root, "packages/host-agent/src/main.ts")],
-    { AGENT_LISTEN: process.env.AGENT_LISTEN || "127.0.0.1:0", DISPLAY: display ?? "" },
+    [MAIN["host-agent"]],
+    {
+      ...production("host-agent"),
+      AGENT_LISTEN: process.env.AGENT_LISTEN || "127.0.0.1:0",
+      DISPLAY: display ?? "",
+    },
     (line) => jsonField(line, "listening", "port"),
   );
   const agentAddress = `127.0.0.1:${agent.value}`;
@@ -150,8 +161,8 @@ try {
   const gateway = await start(
     "gateway",
     process.execPath,
-    [join(root, "packages/gateway/src/main.ts")],
-    { PORT: port, DATA_DIR: dataDir, HOST_AGENTS: agentAddress, DATABASE_URL: "" },
+    [MAIN.gateway],
+    { ...production("gateway"), PORT: port, DATA_DIR: dataDir, HOST_AGENTS: agentAddress, DATABASE_URL: "" },
     (line) => jsonField(line, "listening", "port"),
   );
   const baseUrl = `http://127.0.0.1:${gateway.value}`;

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { MAIN, runtimeEnv, type Service, warmCompileCache } from "../../deploy/node-runtime.ts";
 import { createApiKey } from "../../packages/gateway/src/auth/api-keys.ts";
 import { newId } from "../../packages/gateway/src/store/ids.ts";
 import { openStore, type Store, sqlitePathIn } from "../../packages/gateway/src/store/store.ts";
@@ -12,8 +13,6 @@ import { startXvfb, type Xvfb } from "../../test/support/xvfb.ts";
 import { type ServerProcess, startServerProcess } from "./processes.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const AGENT_MAIN = join(ROOT, "packages/host-agent/src/main.ts");
-const GATEWAY_MAIN = join(ROOT, "packages/gateway/src/main.ts");
 const BASELINES = join(ROOT, "bench/baselines");
 const SESSION_TIMEOUT_SECONDS = 24 * 3600;
 
@@ -33,6 +32,7 @@ export interface Tenant {
 export class BenchEnvironment {
   readonly dir = mkdtempSync(join(tmpdir(), "bench-"));
   readonly logDir = join(this.dir, "logs");
+  readonly #compileCacheDir = join(this.dir, "compile-cache");
   readonly profileDir: string | undefined;
   // Shared by every replica: proxy secrets sealed by one must open on the other.
   readonly #secretsKey = randomBytes(32).toString("hex");
@@ -44,6 +44,7 @@ export class BenchEnvironment {
   #recorder: KeyRecorder | undefined;
   #postgres: PostgresServer | undefined;
   #tenants = new Map<string, Promise<Tenant>>();
+  readonly #warmed = new Set<Service>();
 
   constructor(options: { profileDir?: string }) {
     this.profileDir = options.profileDir;
@@ -77,8 +78,14 @@ export class BenchEnvironment {
     const { display } = await this.display();
     return this.#start(
       "agent",
-      AGENT_MAIN,
-      { AGENT_LISTEN: "127.0.0.1:0", AGENT_METRICS_LISTEN: "127.0.0.1:0", DISPLAY: display, LOG_LEVEL: "info" },
+      MAIN["host-agent"],
+      {
+        ...this.#production("host-agent"),
+        AGENT_LISTEN: "127.0.0.1:0",
+        AGENT_METRICS_LISTEN: "127.0.0.1:0",
+        DISPLAY: display,
+        LOG_LEVEL: "info",
+      },
       true,
     );
   }
@@ -99,8 +106,9 @@ export class BenchEnvironment {
     const agent = await this.agent();
     return this.#start(
       name,
-      GATEWAY_MAIN,
+      MAIN.gateway,
       {
+        ...this.#production("gateway"),
         ...tenant.storeEnv,
         PORT: "0",
         HOST: "127.0.0.1",
@@ -169,6 +177,18 @@ export class BenchEnvironment {
     await Promise.allSettled(this.#processes.map((p) => p.stop()));
     for (const cleanup of this.#cleanups.reverse()) await cleanup().catch(() => undefined);
     if (!options.keepLogs) rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /**
+   * What production runs the service with (deploy/node-runtime.ts), its compile cache filled first as
+   * on any host where the service has started before, so B5 measures what a restarted process uses.
+   */
+  #production(service: Service): NodeJS.ProcessEnv {
+    if (!this.#warmed.has(service)) {
+      warmCompileCache(service, this.#compileCacheDir);
+      this.#warmed.add(service);
+    }
+    return runtimeEnv(service, this.#compileCacheDir);
   }
 
   #start(name: string, main: string, env: NodeJS.ProcessEnv, profiled: boolean): Promise<ServerProcess> {

@@ -2,6 +2,14 @@
 import { ConfigError, type GatewayConfig, loadConfig } from "./config.ts";
 import { createLogger } from "./logger.ts";
 import { startGateway } from "./server.ts";
+import { GATEWAY_VERSION } from "./version.ts";
+
+// Static imports have loaded the whole program by now, so with NODE_COMPILE_CACHE set this also
+// fills Node's compile cache; deploy/node-runtime.ts relies on that.
+if (process.argv.includes("--version")) {
+  process.stdout.write(`gateway ${GATEWAY_VERSION}\n`);
+  process.exit(0);
+}
 
 let config: GatewayConfig;
 try {

@@ -5,8 +5,16 @@ import { createLogger } from "./logger.ts";
 import { startMetricsServer } from "./metrics/metrics-server.ts";
 import { xReconnects } from "./metrics/x-reconnects.ts";
 import { startAgentServer } from "./rpc/agent-server.ts";
+import { AGENT_VERSION } from "./version.ts";
 
 const SHUTDOWN_GRACE_MS = 5_000;
+
+// Static imports have loaded the whole program by now, so with NODE_COMPILE_CACHE set this also
+// fills Node's compile cache; deploy/node-runtime.ts relies on that.
+if (process.argv.includes("--version")) {
+  process.stdout.write(`host-agent ${AGENT_VERSION}\n`);
+  process.exit(0);
+}
 
 let config: ReturnType<typeof loadConfig>;
 try {

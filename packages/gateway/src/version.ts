@@ -1,0 +1,5 @@
+import { createRequire } from "node:module";
+
+const packageJson = createRequire(import.meta.url)("../package.json") as { version: string };
+
+export const GATEWAY_VERSION: string = packageJson.version;
