@@ -1,3 +1,4 @@
+export * from "./gen/grpc/health/v1/health_pb.js";
 export * from "./gen/hostagent/v1/host_agent_pb.js";
 export { type CallOptions, createPromiseClient, type PromiseClient } from "./grpc/client.ts";
 export { REQUEST_ID_KEY } from "./grpc/metadata.ts";

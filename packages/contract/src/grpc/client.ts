@@ -14,8 +14,9 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** The service's unary methods; the adapter does not carry streams. */
 export type PromiseClient<S extends GenServiceMethods> = {
-  [K in keyof S]: (
+  [K in keyof S as S[K]["methodKind"] extends "unary" ? K : never]: (
     request: MessageInitShape<S[K]["input"]>,
     options: CallOptions,
   ) => Promise<MessageShape<S[K]["output"]>>;
@@ -26,8 +27,8 @@ function toRpcError(error: ServiceError): RpcError {
 }
 
 /**
- * A typed promise client for a protobuf-es service over one grpc-js
- * channel. Every call carries a deadline; failures reject with RpcError.
+ * A typed promise client for a protobuf-es service's unary methods over one
+ * grpc-js channel. Every call carries a deadline; failures reject with RpcError.
  */
 export function createPromiseClient<S extends GenServiceMethods>(
   service: GenService<S>,
@@ -35,6 +36,7 @@ export function createPromiseClient<S extends GenServiceMethods>(
 ): PromiseClient<S> {
   const client: Record<string, unknown> = {};
   for (const method of service.methods as DescMethod[]) {
+    if (method.methodKind !== "unary") continue;
     const definition = methodDefinition(method);
     client[method.localName] = (request: MessageInitShape<typeof method.input>, options: CallOptions) =>
       new Promise((resolve, reject) => {
