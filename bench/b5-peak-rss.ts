@@ -25,13 +25,29 @@ export async function b5PeakRss(ctx: BenchContext): Promise<BenchOutcome> {
       samples: "VmHWM",
     });
   });
+  const floor = ctx.env.floorAgent();
+  if (floor) {
+    const peakMb = peakRssBytes(floor.pid) / MB;
+    ctx.progress(`B5: ${floor.name} peak RSS ${peakMb.toFixed(1)} MB`);
+    metrics.push(
+      metric({
+        id: "B5",
+        what: "floor: peak RSS, bare grpc-js agent (lstat, XTEST), same Node settings",
+        unit: "MB",
+        ours: Math.round(peakMb * 10) / 10,
+        samples: "VmHWM",
+      }),
+    );
+  }
   return {
     id: "B5",
     title: "peak RSS of gateway and agent during B1–B4",
     metrics,
     notes: [
       "VmHWM from /proc/<pid>/status after B1–B4: the gateway on SQLite served B1–B4, the gateway on PostgreSQL B4, the " +
-        "agent B1–B3. Each runs with LOG_LEVEL=info writing to a file, as in production.",
+        "agent B1–B3. Each runs with LOG_LEVEL=info writing to a file, as in production, with production's Node " +
+        "settings (deploy/node-runtime.ts) and a filled compile cache. The floor agent served the floor rounds of B1 " +
+        "and B3 with the same settings: a bare grpc-js server around the agent's lstat and XTEST code.",
     ],
     details: Object.fromEntries(metrics.map((m) => [m.what, m.ours])),
     seconds: (performance.now() - started) / 1000,

@@ -6,10 +6,11 @@
  * Why (benchmark B5, bench/analysis.md):
  * - V8 sizes its young generation and lets old space grow for the machine's memory, so under load
  *   the agent reached 300 MB and the gateway 350 MB on a 24 GB machine while their live heaps stayed
- *   near 20 MB. A 1 MB semi-space and an old-space limit a few times the live heap keep them near
- *   what they use (V8 also grows the heap more cautiously when its limit is small); lower limits
- *   measured no smaller. The limit is a hard one, so it leaves room: the gateway's for dozens of
- *   concurrent 1 MiB request bodies, the agent's for calls of gRPC's 4 MB message limit.
+ *   near 20 MB. A 2 MB semi-space (1 MB peaked no lower and served less) and an old-space limit a
+ *   few times the live heap keep them near what they use (V8 also grows the heap more cautiously
+ *   when its limit is small); lower limits measured no smaller. The limit is a hard one, so it
+ *   leaves room: the gateway's for dozens of concurrent 1 MiB request bodies, the agent's for calls
+ *   of gRPC's 4 MB message limit.
  * - Node strips types with a WebAssembly build of swc that, once loaded, keeps about 24 MB for the
  *   life of the process. With NODE_COMPILE_CACHE, Node keeps the stripped code on disk and a
  *   process whose modules are all in the cache never loads the stripper. `main.ts --version`
@@ -28,8 +29,8 @@ export const MAIN: Record<Service, string> = {
 };
 
 export const NODE_OPTIONS: Record<Service, string> = {
-  gateway: "--max-semi-space-size=1 --max-old-space-size=256",
-  "host-agent": "--max-semi-space-size=1 --max-old-space-size=128",
+  gateway: "--max-semi-space-size=2 --max-old-space-size=256",
+  "host-agent": "--max-semi-space-size=2 --max-old-space-size=128",
 };
 
 /** The environment a service runs with, its compile cache in `compileCacheDir`. */
@@ -37,9 +38,12 @@ export function runtimeEnv(service: Service, compileCacheDir: string): NodeJS.Pr
   return { NODE_OPTIONS: NODE_OPTIONS[service], NODE_COMPILE_CACHE: compileCacheDir };
 }
 
-/** Fills the compile cache for the service, so its next start never loads the type stripper. */
-export function warmCompileCache(service: Service, compileCacheDir: string): void {
-  execFileSync(process.execPath, [MAIN[service], "--version"], {
+/**
+ * Fills the compile cache for the service, so its next start never loads the type stripper. `main`
+ * is another entry point to run the same way (it must exit on --version once loaded).
+ */
+export function warmCompileCache(service: Service, compileCacheDir: string, main = MAIN[service]): void {
+  execFileSync(process.execPath, [main, "--version"], {
     env: { PATH: process.env.PATH, ...runtimeEnv(service, compileCacheDir) },
     stdio: "ignore",
   });

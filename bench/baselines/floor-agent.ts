@@ -7,6 +7,9 @@ import pino from "pino";
 import { openKeyboard } from "../../packages/host-agent/src/keyboard/index.ts";
 import { FLOOR_SERVICE } from "./floor-service.ts";
 
+// Like the services' main.ts: exit once loaded, which fills Node's compile cache (deploy/node-runtime.ts).
+if (process.argv.includes("--version")) process.exit(0);
+
 const keyboard = process.env.DISPLAY
   ? openKeyboard({ display: process.env.DISPLAY, logger: pino({ level: "silent" }) })
   : undefined;

@@ -5,6 +5,9 @@ import { createServer } from "node:http";
 import { Client, credentials, Metadata } from "@grpc/grpc-js";
 import { FLOOR_SERVICE } from "./floor-service.ts";
 
+// Like the services' main.ts: exit once loaded, which fills Node's compile cache (deploy/node-runtime.ts).
+if (process.argv.includes("--version")) process.exit(0);
+
 const channel = new Client(process.env.FLOOR_AGENT ?? "", credentials.createInsecure());
 const DEADLINE_MS = 5_000;
 

@@ -44,7 +44,7 @@ export class BenchEnvironment {
   #recorder: KeyRecorder | undefined;
   #postgres: PostgresServer | undefined;
   #tenants = new Map<string, Promise<Tenant>>();
-  readonly #warmed = new Set<Service>();
+  readonly #warmed = new Set<string>();
 
   constructor(options: { profileDir?: string }) {
     this.profileDir = options.profileDir;
@@ -148,16 +148,31 @@ export class BenchEnvironment {
     );
   }
 
-  /** The bare two-hop pair (floor-gateway → floor-agent), on the same display as the real agent. */
+  /**
+   * The bare two-hop pair (floor-gateway → floor-agent), on the same display as the real agent, run
+   * with the same Node settings as the gateway and the agent, so their speed and memory compare.
+   */
   async floor(): Promise<ServerProcess> {
     const { display } = await this.display();
-    const agent = await this.#start("floor-agent", join(BASELINES, "floor-agent.ts"), { DISPLAY: display }, false);
-    return this.#start(
-      "floor-gateway",
-      join(BASELINES, "floor-gateway.ts"),
-      { PORT: "0", FLOOR_AGENT: `127.0.0.1:${agent.port}` },
+    const agentMain = join(BASELINES, "floor-agent.ts");
+    const gatewayMain = join(BASELINES, "floor-gateway.ts");
+    const agent = await this.#start(
+      "floor-agent",
+      agentMain,
+      { ...this.#production("host-agent", agentMain), DISPLAY: display },
       false,
     );
+    return this.#start(
+      "floor-gateway",
+      gatewayMain,
+      { ...this.#production("gateway", gatewayMain), PORT: "0", FLOOR_AGENT: `127.0.0.1:${agent.port}` },
+      false,
+    );
+  }
+
+  /** The floor agent, if a benchmark started it: B5 compares the agent's memory with it. */
+  floorAgent(): ServerProcess | undefined {
+    return this.#processes.find((p) => p.name === "floor-agent");
   }
 
   /** Every gateway and agent process started so far. */
@@ -182,11 +197,12 @@ export class BenchEnvironment {
   /**
    * What production runs the service with (deploy/node-runtime.ts), its compile cache filled first as
    * on any host where the service has started before, so B5 measures what a restarted process uses.
+   * `main` runs another entry point (a floor) the way the service runs.
    */
-  #production(service: Service): NodeJS.ProcessEnv {
-    if (!this.#warmed.has(service)) {
-      warmCompileCache(service, this.#compileCacheDir);
-      this.#warmed.add(service);
+  #production(service: Service, main = MAIN[service]): NodeJS.ProcessEnv {
+    if (!this.#warmed.has(main)) {
+      warmCompileCache(service, this.#compileCacheDir, main);
+      this.#warmed.add(main);
     }
     return runtimeEnv(service, this.#compileCacheDir);
   }

@@ -28,7 +28,7 @@ COPY deploy/docker/browser-host.sh deploy/docker/browser-host.sh
 # How production runs Node (deploy/node-runtime.ts says why; test/e2e/node-runtime.test.ts keeps these
 # equal to it): smaller V8 heaps, and a compile cache filled now, so the host-agent never loads Node's
 # type stripper (about 24 MB it would keep for its whole life).
-ENV NODE_OPTIONS="--max-semi-space-size=1 --max-old-space-size=128" \
+ENV NODE_OPTIONS="--max-semi-space-size=2 --max-old-space-size=128" \
     NODE_COMPILE_CACHE=/app/.compile-cache
 RUN node packages/host-agent/src/main.ts --version && chown -R node:node /app/.compile-cache
 
