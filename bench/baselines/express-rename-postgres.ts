@@ -4,6 +4,9 @@
 import express from "express";
 import pg from "pg";
 
+// Like the services' main.ts: exit once loaded, which fills Node's compile cache (deploy/node-runtime.ts).
+if (process.argv.includes("--version")) process.exit(0);
+
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 const app = express();
 app.disable("x-powered-by");

@@ -5,6 +5,9 @@
 import { DatabaseSync } from "node:sqlite";
 import express from "express";
 
+// Like the services' main.ts: exit once loaded, which fills Node's compile cache (deploy/node-runtime.ts).
+if (process.argv.includes("--version")) process.exit(0);
+
 const db = new DatabaseSync(process.env.SQLITE_PATH ?? "");
 db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;");
 const rename = db.prepare("UPDATE proxies SET name = ?2 WHERE id = ?1 RETURNING id, name");

@@ -126,13 +126,17 @@ export class BenchEnvironment {
     return this.#start(file, join(BASELINES, `${file}.ts`), env, false);
   }
 
-  /** B4's PostgreSQL floor, on the PostgreSQL tenant's database; B6 starts a second one. */
+  /**
+   * B4's PostgreSQL floor, on the PostgreSQL tenant's database; B6 starts a second one. Floors run with
+   * the gateway's Node settings, so ratios to them compare like with like.
+   */
   async postgresFloor(instance = 1): Promise<ServerProcess> {
     const tenant = await this.tenant("postgres");
+    const main = join(BASELINES, "express-rename-postgres.ts");
     return this.#start(
       `express-rename-postgres-${instance}`,
-      join(BASELINES, "express-rename-postgres.ts"),
-      { PORT: "0", DATABASE_URL: tenant.storeEnv.DATABASE_URL },
+      main,
+      { ...this.#production("gateway", main), PORT: "0", DATABASE_URL: tenant.storeEnv.DATABASE_URL },
       false,
     );
   }
@@ -140,10 +144,15 @@ export class BenchEnvironment {
   /** B4's SQLite floor, on the SQLite tenant's database file. */
   async sqliteFloor(): Promise<ServerProcess> {
     const tenant = await this.tenant("sqlite");
+    const main = join(BASELINES, "express-rename-sqlite.ts");
     return this.#start(
       "express-rename-sqlite",
-      join(BASELINES, "express-rename-sqlite.ts"),
-      { PORT: "0", SQLITE_PATH: sqlitePathIn(tenant.storeEnv.DATA_DIR as string) },
+      main,
+      {
+        ...this.#production("gateway", main),
+        PORT: "0",
+        SQLITE_PATH: sqlitePathIn(tenant.storeEnv.DATA_DIR as string),
+      },
       false,
     );
   }
