@@ -24,6 +24,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const store = await openStore(
     config.databaseUrl ? { databaseUrl: config.databaseUrl } : { sqlitePath: sqlitePathIn(config.dataDir) },
   );
+  // Start hearing of revocations now, not at the first request, so the key cache is in use from it.
+  store.apiKeys.revocationVersion();
   const hosts = new HostPool(config.agentTls);
   // Every replica registers the configured agents; registering a known host changes nothing.
   const registeredAt = new Date().toISOString();

@@ -8,7 +8,7 @@ const USAGE = `usage: npm run admin -- <command>
 
   keys create --org <organization> [--name <label>]   create an API key; it is printed once
   keys list [--org <organization>]                   list keys (never the keys themselves)
-  keys revoke <key id>                               revoke a key at once, on every replica
+  keys revoke <key id>                               revoke a key; every replica refuses it from its next request
   hosts add <host:port>                              register a host agent; gateways check it within HOST_CHECK_INTERVAL_MS
   hosts list                                         list host agents: health, Describe data, the session holding each
   hosts remove <host:port>                           forget an idle host agent (one holding a session is refused)

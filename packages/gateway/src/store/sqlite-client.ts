@@ -131,7 +131,7 @@ export class SqliteClient implements SqlClient {
     let version = 0;
     return {
       version: () => {
-        const current = (dataVersion.get() as { data_version: number }).data_version;
+        const current = this.#run(() => (dataVersion.get() as { data_version: number }).data_version);
         if (current !== seen) {
           seen = current;
           version++;

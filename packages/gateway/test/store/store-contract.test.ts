@@ -3,6 +3,7 @@ import { freshStore, freshStoreLocation, openStoreInProcess, STORE_KINDS } from 
 import { createApiKey, hashApiKey } from "../../src/auth/api-keys.ts";
 import { newId } from "../../src/store/ids.ts";
 import { MIGRATIONS, migrate } from "../../src/store/migrations.ts";
+import { PostgresListener } from "../../src/store/postgres-listener.ts";
 import { UniqueViolationError } from "../../src/store/sql-client.ts";
 import { openStore, type Store, type StoreLocation } from "../../src/store/store.ts";
 
@@ -207,10 +208,11 @@ describe.each(STORE_KINDS)("store contract on %s", (kind) => {
 
 describe("revocations on PostgreSQL", () => {
   let store: Store;
+  let location: StoreLocation;
   let dispose: () => Promise<void>;
 
   beforeEach(async () => {
-    ({ store, dispose } = await freshStore("postgres"));
+    ({ store, location, dispose } = await freshStore("postgres"));
   });
 
   afterEach(async () => {
@@ -227,5 +229,24 @@ describe("revocations on PostgreSQL", () => {
       store.apiKeys.revocationVersion() === undefined ? true : undefined,
     );
     expect(await watching()).not.toBe(before);
+  });
+
+  it("are still heard, and the version stays the same, while the listener's heartbeats come and go", async () => {
+    const listener = new PostgresListener(
+      (location as { databaseUrl: string }).databaseUrl,
+      "api_key_revocations",
+      2_000,
+      20,
+    );
+    try {
+      const before = await waitFor("the listener listens", () => listener.version());
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(listener.version()).toBe(before);
+      const { record } = await createApiKey(store, "acme", "ci");
+      await store.apiKeys.revoke(record.id, new Date().toISOString());
+      await waitFor("the revocation is heard", () => (listener.version() !== before ? true : undefined));
+    } finally {
+      await listener.close();
+    }
   });
 });
