@@ -1,7 +1,7 @@
 /**
  * How Node runs the gateway and the host agent in production. `npm start` and `npm run bench` read
  * these values from here; the Dockerfiles and systemd units carry copies, which
- * test/e2e/deployment-files.test.ts keeps equal to them.
+ * test/e2e/node-runtime.test.ts keeps equal to them.
  *
  * Why (benchmark B5, bench/analysis.md):
  * - V8 sizes its young generation and lets old space grow for the machine's memory, so under load

@@ -35,27 +35,34 @@ export function startProcess(main: string, env: NodeJS.ProcessEnv, args: string[
     match: (line: Record<string, unknown>) => boolean;
     resolve: (line: Record<string, unknown>) => void;
   }>();
-  const onData = (chunk: Buffer) => {
-    for (const line of chunk.toString("utf8").split("\n")) {
-      if (!line) continue;
-      lines.push(line);
-      let parsed: Record<string, unknown>;
-      try {
-        parsed = JSON.parse(line);
-      } catch {
-        continue;
-      }
-      for (const waiter of waiters) {
-        if (waiter.match(parsed)) {
-          waiters.delete(waiter);
-          waiter.resolve(parsed);
-        }
+  const take = (line: string) => {
+    if (!line) return;
+    lines.push(line);
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      return;
+    }
+    for (const waiter of waiters) {
+      if (waiter.match(parsed)) {
+        waiters.delete(waiter);
+        waiter.resolve(parsed);
       }
     }
   };
-  child.stdout?.on("data", onData);
-  child.stderr?.on("data", onData);
-  const exited = once(child, "exit").then(([code]) => code as number | null);
+  // A log block can arrive in several reads: a line ends at its newline, not at the end of a chunk.
+  const partial = { stdout: "", stderr: "" };
+  const onData = (stream: keyof typeof partial) => (chunk: Buffer) => {
+    const complete = (partial[stream] + chunk.toString("utf8")).split("\n");
+    partial[stream] = complete.pop() ?? "";
+    for (const line of complete) take(line);
+  };
+  const onEnd = (stream: keyof typeof partial) => () => take(partial[stream]);
+  child.stdout?.on("data", onData("stdout")).on("end", onEnd("stdout"));
+  child.stderr?.on("data", onData("stderr")).on("end", onEnd("stderr"));
+  // "close", not "exit": only then has everything the process wrote, its exit handlers' lines included, been read.
+  const exited = once(child, "close").then(([code]) => code as number | null);
 
   return {
     child,

@@ -65,11 +65,13 @@ export class ApiError extends Error {
   }
 }
 
-/** A 400 bad_request with one invalid_input detail per problem ("<field>: <what is wrong>"). */
 /** Enough to fix a request by; a body with thousands of bad items must not get a reply its size. */
 export const MAX_REPORTED_PROBLEMS = 20;
 
-/** A 400 with one invalid_input detail per problem: the first MAX_REPORTED_PROBLEMS, then how many more. */
+/**
+ * A 400 bad_request with one invalid_input detail per problem ("<field>: <what is wrong>"): the
+ * first MAX_REPORTED_PROBLEMS, then how many more there are.
+ */
 export function invalidInput(problems: string[]): ApiError {
   const shown =
     problems.length > MAX_REPORTED_PROBLEMS
