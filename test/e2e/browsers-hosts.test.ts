@@ -4,18 +4,16 @@ import { type AgentProcess, runCli, startAgent } from "../support/processes.ts";
 import { type System, startSystem } from "../support/system.ts";
 import { startXvfb, type Xvfb } from "../support/xvfb.ts";
 
-const CDP_WS_URL = "ws://127.0.0.1:9222/devtools/browser/0d6c4c0e-2f7a-4d0a-9a57-5f0b0a8f8c11";
-
 let xvfb: Xvfb;
 let system: System;
 const agents: AgentProcess[] = [];
-/** An idle host with a display and a DevTools URL, beside the system's headless one. */
+/** An idle host with a display (and no browser), beside the system's headless one. */
 let displayAgent: AgentProcess;
 
 beforeAll(async () => {
   xvfb = await startXvfb();
   system = await startSystem({ store: "sqlite" });
-  displayAgent = await addAgent({ DISPLAY: xvfb.display, AGENT_CDP_WS_URL: CDP_WS_URL });
+  displayAgent = await addAgent({ DISPLAY: xvfb.display });
 });
 
 afterAll(async () => {
@@ -55,21 +53,20 @@ describe("host agents", () => {
     });
   });
 
-  it("records what an agent describes: version, display, screen size and CDP URL", async () => {
+  it("records what an agent describes: version, display and screen size", async () => {
     expect((await system.store.hosts.find(displayAgent.address))?.description).toEqual({
       agentVersion: AGENT_VERSION,
       display: xvfb.display,
       screenWidth: 1024,
       screenHeight: 768,
-      cdpWsUrl: CDP_WS_URL,
     });
   });
 
-  it("gives a session on a host with a display that host's CDP URL and screen as viewport", async () => {
+  it("gives a session on a host with a display (and no browser) that host's screen as viewport and no CDP URL", async () => {
     const res = await createSession({ headless: false, viewport: { width: 1024, height: 768 } });
     expect(res.status).toBe(200);
     const session = (await res.json()) as { session_id: string };
-    expect(session).toMatchObject({ headless: false, cdp_ws_url: CDP_WS_URL, viewport: { width: 1024, height: 768 } });
+    expect(session).toMatchObject({ headless: false, cdp_ws_url: "", viewport: { width: 1024, height: 768 } });
     await system.api(`/browsers/${session.session_id}`, { method: "DELETE" });
   });
 

@@ -39,7 +39,7 @@ describe("host agent failures", () => {
 
   it("answers 502 host_unavailable within 2 s after the host agent stopped", async () => {
     const agent = await startAgent();
-    const session = await system.newSession(system.organizationId, "stopped-agent", agent.address);
+    const session = await system.newSession(system.organizationId, "stopped-agent", agent.address, {});
     expect((await timedFileInfo(session.name)).res.status).toBe(200);
     await agent.stop();
     const { res, ms } = await timedFileInfo(session.name);

@@ -102,7 +102,7 @@ describe("the host agent's /metrics", () => {
   });
 
   it("counts no key events for a press_key the host could not carry out", async () => {
-    const session = await system.newSession(system.organizationId, "headless", headless.address);
+    const session = await system.newSession(system.organizationId, "headless", headless.address, {});
     const labels = { method: "PressKey", code: "FAILED_PRECONDITION" };
     const before = await agentMetrics(headless);
     expect((await pressKey(session.id, { keys: ["a"] })).status).toBe(503);

@@ -15,7 +15,7 @@ const DOCKERFILES: Record<Service, string> = {
 };
 const UNITS: Record<Service, string> = {
   gateway: "deploy/systemd/gateway.service",
-  "host-agent": "deploy/systemd/host-agent.service",
+  "host-agent": "deploy/systemd/host-agent@.service",
 };
 const MAINS: Record<Service, string> = {
   gateway: "packages/gateway/src/main.ts",

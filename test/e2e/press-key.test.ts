@@ -139,7 +139,7 @@ describe("POST /browsers/{id_or_name}/computer/press_key", () => {
   it("answers 503 display_unavailable, not to be retried, when the host has no display", async () => {
     const headless = await startAgent({ DISPLAY: "" });
     try {
-      const session = await system.newSession(system.organizationId, "no-display", headless.address);
+      const session = await system.newSession(system.organizationId, "no-display", headless.address, {});
       const res = await pressKey({ keys: ["a"] }, session.name);
       expect(res.status).toBe(503);
       expect(res.headers.get("x-should-retry")).toBe("false");

@@ -95,26 +95,39 @@ describe("gRPC server reflection on the host agent", () => {
     const files = await descriptorsFor("hostagent.v1.HostAgent");
     const declaring = files.find((file) => file.name === "hostagent/v1/host_agent.proto");
     expect(declaring?.service.map((service) => service.name)).toEqual(["HostAgent"]);
-    expect(declaring?.service[0]?.method.map((method) => method.name)).toEqual(["FileInfo", "PressKey", "Describe"]);
+    expect(declaring?.service[0]?.method.map((method) => method.name)).toEqual([
+      "StartSession",
+      "StopSession",
+      "WaitSessionEnd",
+      "FileInfo",
+      "PressKey",
+      "Describe",
+    ]);
   });
 
-  it("answers a FileInfo call built from the reflected descriptors alone, as grpcurl does", async () => {
+  it("answers calls built from the reflected descriptors alone, as grpcurl does", async () => {
     // Dependencies first: a registry resolves each file's imports from the files before it.
     const files = (await descriptorsFor("hostagent.v1.HostAgent")).reverse();
     const registry = createFileRegistry(create(FileDescriptorSetSchema, { file: files }));
-    const method = registry.getService("hostagent.v1.HostAgent")?.methods.find((m) => m.name === "FileInfo");
-    if (!method) throw new Error("FileInfo is not in the reflected descriptors");
-    const response = await new Promise<Record<string, unknown>>((resolve, reject) => {
-      reflection.makeUnaryRequest(
-        `/hostagent.v1.HostAgent/FileInfo`,
-        (message: unknown) => Buffer.from(toBinary(method.input, message as never)),
-        (bytes: Buffer) => fromBinary(method.output as DescMessage, bytes) as unknown as Record<string, unknown>,
-        create(method.input, { path: "/tmp" } as never),
-        new Metadata(),
-        { deadline: Date.now() + 5_000 },
-        (error, value) => (error || !value ? reject(error) : resolve(value)),
-      );
-    });
+    const call = (name: string, input: Record<string, unknown>) => {
+      const method = registry.getService("hostagent.v1.HostAgent")?.methods.find((m) => m.name === name);
+      if (!method) throw new Error(`${name} is not in the reflected descriptors`);
+      return new Promise<Record<string, unknown>>((resolve, reject) => {
+        reflection.makeUnaryRequest(
+          `/hostagent.v1.HostAgent/${name}`,
+          (message: unknown) => Buffer.from(toBinary(method.input, message as never)),
+          (bytes: Buffer) => fromBinary(method.output as DescMessage, bytes) as unknown as Record<string, unknown>,
+          create(method.input, input as never),
+          new Metadata(),
+          { deadline: Date.now() + 5_000 },
+          (error, value) => (error || !value ? reject(error) : resolve(value)),
+        );
+      });
+    };
+    // File calls belong to the session the agent runs.
+    await call("StartSession", { sessionId: "reflected" });
+    const response = await call("FileInfo", { sessionId: "reflected", path: "/tmp" });
     expect(response).toMatchObject({ name: "tmp", path: "/tmp", isDir: true, mode: "drwxrwxrwt" });
+    await call("StopSession", { sessionId: "reflected" });
   });
 });

@@ -1,9 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { HostTls } from "../../packages/gateway/src/hosts/host-pool.ts";
 import { type AgentProcess, type GatewayProcess, startAgent, startGatewayProcess } from "../support/processes.ts";
 import { type System, startSystem } from "../support/system.ts";
 
@@ -45,6 +46,12 @@ const serverTls = (files: string) => ({
   AGENT_TLS_CERT: join(files, "agent.crt"),
   AGENT_TLS_KEY: join(files, "agent.key"),
 });
+/** What the test itself dials agents with to start sessions on them: the CA and no client certificate. */
+const trusting = (files: string): HostTls => ({
+  ca: readFileSync(join(files, "ca.crt")),
+  cert: undefined,
+  key: undefined,
+});
 const clientCertificate = (files: string) => ({
   AGENT_TLS_CLIENT_CERT: join(files, "gateway.crt"),
   AGENT_TLS_CLIENT_KEY: join(files, "gateway.key"),
@@ -82,9 +89,16 @@ async function gateway(env: NodeJS.ProcessEnv): Promise<GatewayProcess> {
 }
 
 let sessions = 0;
-/** GET file_info of `/` through `via` on a new session bound to `host`. */
-async function fileInfoThrough(via: GatewayProcess, host: AgentProcess): Promise<Response> {
-  const session = await system.newSession(system.organizationId, `tls-${++sessions}`, host.address);
+/**
+ * GET file_info of `/` through `via` on a session running on `host`: the system's own session on
+ * its agent (an agent runs one session at a time), else a new one started there by the test with
+ * credentials the agent accepts (plaintext for an agent without TLS).
+ */
+async function fileInfoThrough(via: GatewayProcess, host: AgentProcess, hostTls?: HostTls): Promise<Response> {
+  const session =
+    host === system.agent
+      ? system.session
+      : await system.newSession(system.organizationId, `tls-${++sessions}`, host.address, { tls: hostTls });
   return fetch(`${via.url}/browsers/${session.id}/fs/file_info?path=/`, {
     headers: { authorization: `Bearer ${system.apiKey}` },
   });
@@ -99,7 +113,7 @@ describe("TLS between gateway and host agent", () => {
   it("serves file_info over TLS when the gateway trusts the agent's CA", async () => {
     const tlsAgent = await agent(serverTls(certs));
     const tlsGateway = await gateway({ AGENT_TLS_CA: join(certs, "ca.crt") });
-    const res = await fileInfoThrough(tlsGateway, tlsAgent);
+    const res = await fileInfoThrough(tlsGateway, tlsAgent, trusting(certs));
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ path: "/", is_dir: true });
   });
@@ -128,13 +142,16 @@ describe("TLS between gateway and host agent", () => {
   it("answers 502 host_unavailable when the agent's certificate does not name the address the gateway dials", async () => {
     const misnamedAgent = await agent({ AGENT_TLS_CERT: misnamed.cert, AGENT_TLS_KEY: misnamed.key });
     const tlsGateway = await gateway({ AGENT_TLS_CA: join(certs, "ca.crt") });
-    await expectHostUnavailable(await fileInfoThrough(tlsGateway, misnamedAgent));
+    await expectHostUnavailable(
+      await fileInfoThrough(tlsGateway, misnamedAgent, { ...trusting(certs), serverName: "elsewhere.test" }),
+    );
   });
 
   it("accepts a certificate naming AGENT_TLS_SERVER_NAME instead of the address dialled", async () => {
     const misnamedAgent = await agent({ AGENT_TLS_CERT: misnamed.cert, AGENT_TLS_KEY: misnamed.key });
     const overriding = await gateway({ AGENT_TLS_CA: join(certs, "ca.crt"), AGENT_TLS_SERVER_NAME: "elsewhere.test" });
-    expect((await fileInfoThrough(overriding, misnamedAgent)).status).toBe(200);
+    const res = await fileInfoThrough(overriding, misnamedAgent, { ...trusting(certs), serverName: "elsewhere.test" });
+    expect(res.status).toBe(200);
   });
 
   it("answers 502 host_unavailable rather than fall back to plaintext with an agent that does not speak TLS", async () => {

@@ -1,5 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { LOG_FLUSH_INTERVAL_MS } from "../../packages/gateway/src/logger.ts";
@@ -113,14 +116,24 @@ export interface AgentProcess extends RunningProcess {
   metricsUrl: string | undefined;
 }
 
+/**
+ * Starts a host agent with a data directory of its own (removed when it stops, unless the test
+ * gave AGENT_DATA_DIR). Without a browser unless the test asks for one with AGENT_CHROMIUM_PATH:
+ * most tests are about keys and files, and a Chromium (with its warm spare) per agent would make
+ * them slow.
+ */
 export async function startAgent(env: NodeJS.ProcessEnv = {}): Promise<AgentProcess> {
+  const ownDataDir = env.AGENT_DATA_DIR ? undefined : mkdtempSync(join(tmpdir(), "host-agent-"));
   // A free metrics port each, or agents started side by side would all want 9464.
   const agent = startProcess(AGENT_MAIN, {
     AGENT_LISTEN: "127.0.0.1:0",
     AGENT_METRICS_LISTEN: "127.0.0.1:0",
+    AGENT_CHROMIUM_PATH: "none",
     LOG_LEVEL: "info",
+    ...(ownDataDir && { AGENT_DATA_DIR: ownDataDir }),
     ...env,
   });
+  if (ownDataDir) void once(agent.child, "close").then(() => rmSync(ownDataDir, { recursive: true, force: true }));
   const line = await agent.waitForLog((l) => l.msg === "listening");
   const port = Number(line.port);
   const metricsUrl = line.metricsPort ? `http://127.0.0.1:${line.metricsPort}/metrics` : undefined;

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApiKey } from "../../packages/gateway/src/auth/api-keys.ts";
+import { HostPool, type HostTls } from "../../packages/gateway/src/hosts/host-pool.ts";
 import { newId } from "../../packages/gateway/src/store/ids.ts";
 import { openStore, type Store, sqlitePathIn } from "../../packages/gateway/src/store/store.ts";
 import { createDatabase } from "./postgres.ts";
@@ -27,8 +28,17 @@ export interface System {
   session: { id: string; name: string };
   /** fetch against the gateway with this system's API key unless headers say otherwise. */
   api(path: string, init?: RequestInit): Promise<Response>;
-  /** Binds a session to any address by hand, bypassing host allocation (for hosts that are down or fake). */
-  newSession(organizationId: string, name: string, hostAddress: string): Promise<{ id: string; name: string }>;
+  /**
+   * Binds a session to any address by hand, bypassing host allocation (for hosts that are down or
+   * fake). With `start`, also starts it on that host's agent, as POST /browsers would (agents serve
+   * only the session they run), over plaintext or the given TLS.
+   */
+  newSession(
+    organizationId: string,
+    name: string,
+    hostAddress: string,
+    start?: { tls?: HostTls },
+  ): Promise<{ id: string; name: string }>;
   /** Registers another host agent with the admin CLI and waits until the gateway found it serving. */
   addHost(address: string): Promise<void>;
   stop(): Promise<void>;
@@ -72,7 +82,7 @@ export async function startSystem(options: SystemOptions): Promise<System> {
   const organizationId = `org-${newId(8)}`;
   const { key: apiKey } = await createApiKey(store, organizationId, "test");
 
-  const newSession = async (org: string, name: string, hostAddress: string) => {
+  const newSession = async (org: string, name: string, hostAddress: string, start?: { tls?: HostTls }) => {
     await store.organizations.ensure(org);
     const id = newId();
     await store.browserSessions.insert({
@@ -82,6 +92,14 @@ export async function startSystem(options: SystemOptions): Promise<System> {
       hostAddress,
       createdAt: new Date().toISOString(),
     });
+    if (start) {
+      const pool = new HostPool(start.tls);
+      try {
+        await pool.client(hostAddress).startSession({ sessionId: id }, { timeoutMs: 30_000 });
+      } finally {
+        pool.close();
+      }
+    }
     return { id, name };
   };
   const api = (path: string, init: RequestInit = {}) => {

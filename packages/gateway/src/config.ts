@@ -9,6 +9,8 @@ export interface GatewayConfig {
   dataDir: string;
   /** Host agent addresses (host:port) this gateway may place sessions on. */
   hostAgents: string[];
+  /** A DNS name every address of which is a host agent listening on port (HOST_AGENTS_DNS). */
+  hostAgentsDns: { name: string; port: number } | undefined;
   agentTls:
     | {
         ca: Buffer;
@@ -70,6 +72,20 @@ function file(name: string, path: string | undefined): Buffer | undefined {
   }
 }
 
+/** A DNS name: dot-separated labels of letters, digits, hyphens and underscores (Docker allows them), maybe a final dot. */
+const DNS_NAME =
+  /^(?=.{1,253}\.?$)([A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?)*\.?$/;
+
+function dnsNameAndPort(name: string, raw: string | undefined): { name: string; port: number } | undefined {
+  if (!raw) return undefined;
+  const [, host = "", digits = ""] = /^(.+):(\d{1,5})$/.exec(raw.trim()) ?? [];
+  const port = Number(digits);
+  if (!DNS_NAME.test(host) || port < 1 || port > 65535) {
+    throw new ConfigError(`${name} must be name:port (a DNS name and a port from 1 to 65535), got "${raw}"`);
+  }
+  return { name: host, port };
+}
+
 function secretsKey(raw: string | undefined): Buffer | undefined {
   if (!raw) return undefined;
   const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, "hex") : Buffer.from(raw, "base64");
@@ -118,6 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     databaseUrl,
     dataDir: resolve(env.DATA_DIR || "./data"),
     hostAgents,
+    hostAgentsDns: dnsNameAndPort("HOST_AGENTS_DNS", env.HOST_AGENTS_DNS),
     agentTls: ca ? { ca, cert, key, serverName } : undefined,
     agentTimeoutMs: integer(env, "AGENT_TIMEOUT_MS", 5_000, 1, 600_000),
     secretsKey: secretsKey(env.SECRETS_KEY),

@@ -12,6 +12,7 @@ export const ERROR_TABLE = {
   forbidden: { status: 403, retry: false },
   not_found: { status: 404, retry: false },
   conflict: { status: 409, retry: false },
+  too_many_requests: { status: 429, retry: true },
   request_timeout: { status: 408, retry: true },
   payload_too_large: { status: 413, retry: false },
   expectation_failed: { status: 417, retry: false },
@@ -46,11 +47,19 @@ export class ApiError extends Error {
   readonly innerError: ErrorDetail | undefined;
   /** Overrides the table, e.g. a press_key that may have reached the host must not be retried. */
   readonly retry: boolean;
+  /** Sent as Retry-After. */
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(
     code: ErrorCode,
     message: string,
-    options: { details?: ErrorDetail[]; innerError?: ErrorDetail; retry?: boolean; cause?: unknown } = {},
+    options: {
+      details?: ErrorDetail[];
+      innerError?: ErrorDetail;
+      retry?: boolean;
+      retryAfterSeconds?: number;
+      cause?: unknown;
+    } = {},
   ) {
     super(message, { cause: options.cause });
     this.name = "ApiError";
@@ -58,6 +67,7 @@ export class ApiError extends Error {
     this.details = options.details;
     this.innerError = options.innerError;
     this.retry = options.retry ?? ERROR_TABLE[code].retry;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 
   get status(): number {

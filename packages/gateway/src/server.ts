@@ -1,6 +1,8 @@
 import { createServer, type Server } from "node:http";
 import { startIdleReaper } from "./browsers/idle-reaper.ts";
+import { SessionLifecycle } from "./browsers/session-lifecycle.ts";
 import type { GatewayConfig } from "./config.ts";
+import { startDnsDiscovery } from "./hosts/dns-discovery.ts";
 import { startHostPoller } from "./hosts/host-poller.ts";
 import { HostPool } from "./hosts/host-pool.ts";
 import { createApp } from "./http/app.ts";
@@ -27,18 +29,29 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // Start hearing of revocations now, not at the first request, so the key cache is in use from it.
   store.apiKeys.revocationVersion();
   const hosts = new HostPool(config.agentTls);
+  const lifecycle = new SessionLifecycle({ store, hosts, agentTimeoutMs: config.agentTimeoutMs, logger });
   // Every replica registers the configured agents; registering a known host changes nothing.
   const registeredAt = new Date().toISOString();
   for (const address of config.hostAgents) await store.hosts.register(address, registeredAt);
+  // HOST_AGENTS_DNS: one round before the poller's first, so discovered agents are checked at start.
+  const dnsDiscovery =
+    config.hostAgentsDns &&
+    (await startDnsDiscovery(
+      { store, keep: config.hostAgents },
+      config.hostAgentsDns,
+      config.hostCheckIntervalMs,
+      logger,
+    ));
   const hostPoller = await startHostPoller(
-    { store, hosts, timeoutMs: config.agentTimeoutMs },
+    { store, hosts, lifecycle, timeoutMs: config.agentTimeoutMs },
     config.hostCheckIntervalMs,
     logger,
   );
-  const idleReaper = startIdleReaper(store, config.idleCheckIntervalMs, logger);
+  const idleReaper = startIdleReaper(store, lifecycle, config.idleCheckIntervalMs, logger);
   const app = createApp({
     store,
     hosts,
+    lifecycle,
     secretsKey,
     proxyCheckUrl: config.proxyCheckUrl,
     logger,
@@ -73,7 +86,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         server.close(() => resolve());
         server.closeIdleConnections();
       });
-      await Promise.all([hostPoller.stop(), idleReaper.stop()]);
+      await Promise.all([dnsDiscovery?.stop(), hostPoller.stop(), idleReaper.stop(), lifecycle.close()]);
       hosts.close();
       await store.close();
     },

@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { accessSync, constants, readFileSync } from "node:fs";
+import { resolve } from "node:path";
 
 export interface AgentConfig {
   /** host:port the gRPC server listens on. */
@@ -7,10 +8,18 @@ export interface AgentConfig {
   display: string | undefined;
   logLevel: string;
   tls: { cert: Buffer; key: Buffer; clientCa: Buffer | undefined } | undefined;
-  /** Chromium's DevTools endpoint on this host, reported by Describe. */
-  cdpWsUrl: string | undefined;
   /** host:port of the Prometheus /metrics listener; undefined when turned off. */
   metricsListen: string | undefined;
+  /** The Chromium binary launched for each session; undefined: this host runs no browser. */
+  chromiumPath: string | undefined;
+  /** Absolute path of the directory this agent owns: every browser's profile, downloads, HOME and TMPDIR. */
+  dataDir: string;
+  /** Screen of the Xvfb the agent starts itself, such as "1920x1080x24"; undefined: use DISPLAY, or none. */
+  xvfbScreen: string | undefined;
+  /** The longest press_key duration the agent accepts. */
+  maxPressDurationMs: number;
+  /** How many presses may wait behind the running one. */
+  maxQueuedPresses: number;
 }
 
 /** A configuration problem: the process prints it as one line and exits. */
@@ -27,6 +36,33 @@ function readFile(variable: string, path: string): Buffer {
 }
 
 const HOST_PORT = /^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/;
+const XVFB_SCREEN = /^[1-9]\d{2,4}x[1-9]\d{2,4}x(8|15|16|24|30)$/;
+export const DEFAULT_CHROMIUM_PATH = "/usr/bin/chromium";
+
+function positiveInteger(env: NodeJS.ProcessEnv, variable: string, fallback: number): number {
+  const raw = env[variable];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) {
+    throw new ConfigError(`${variable} must be a positive whole number, got "${raw}"`);
+  }
+  return value;
+}
+
+/** The browser binary, checked now so that a host without Chromium says so at start, not at the first session. */
+function chromiumPath(env: NodeJS.ProcessEnv): string | undefined {
+  const path = env.AGENT_CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH;
+  if (path === "none") return undefined;
+  try {
+    accessSync(path, constants.X_OK);
+  } catch {
+    throw new ConfigError(
+      `no Chromium at ${path}: install it (Debian/Ubuntu: apt-get install chromium, or run scripts/setup.sh), ` +
+        "set AGENT_CHROMIUM_PATH to its binary, or AGENT_CHROMIUM_PATH=none for a host without a browser",
+    );
+  }
+  return path;
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv): AgentConfig {
   const listen = env.AGENT_LISTEN || "127.0.0.1:50051";
@@ -54,12 +90,26 @@ export function loadConfig(env: NodeJS.ProcessEnv): AgentConfig {
           clientCa: clientCaPath ? readFile("AGENT_TLS_CLIENT_CA", clientCaPath) : undefined,
         }
       : undefined;
+  const xvfbScreen = env.AGENT_XVFB || undefined;
+  if (xvfbScreen !== undefined && !XVFB_SCREEN.test(xvfbScreen)) {
+    throw new ConfigError(`AGENT_XVFB must be a screen such as 1920x1080x24, got "${xvfbScreen}"`);
+  }
+  if (xvfbScreen !== undefined && env.DISPLAY) {
+    throw new ConfigError(
+      "AGENT_XVFB starts a display of the agent's own: unset DISPLAY, or unset AGENT_XVFB to use it",
+    );
+  }
   return {
     listen,
     display: env.DISPLAY || undefined,
     logLevel,
     tls,
-    cdpWsUrl: env.AGENT_CDP_WS_URL || undefined,
     metricsListen: metricsListen === "off" ? undefined : metricsListen,
+    chromiumPath: chromiumPath(env),
+    // systemd's StateDirectory= sets STATE_DIRECTORY; elsewhere a folder beside the working directory.
+    dataDir: resolve(env.AGENT_DATA_DIR || env.STATE_DIRECTORY || "./data/host-agent"),
+    xvfbScreen,
+    maxPressDurationMs: positiveInteger(env, "AGENT_MAX_PRESS_DURATION_MS", 300_000),
+    maxQueuedPresses: positiveInteger(env, "AGENT_MAX_QUEUED_PRESSES", 32),
   };
 }

@@ -1,13 +1,22 @@
 #!/usr/bin/env node
+import type { WindowSize } from "./browser/launch.ts";
+import { decideSandbox } from "./browser/sandbox.ts";
+import { WarmSpare } from "./browser/warm-spare.ts";
 import { ConfigError, loadConfig } from "./config.ts";
+import { claimDataDir } from "./data-dir.ts";
+import { readScreenSize } from "./display/screen-size.ts";
+import { type OwnXvfb, startOwnXvfb } from "./display/xvfb.ts";
 import { openKeyboard } from "./keyboard/index.ts";
 import { createLogger } from "./logger.ts";
 import { startMetricsServer } from "./metrics/metrics-server.ts";
 import { xReconnects } from "./metrics/x-reconnects.ts";
 import { startAgentServer } from "./rpc/agent-server.ts";
+import { BrowserSlot } from "./session/slot.ts";
 import { AGENT_VERSION } from "./version.ts";
 
 const SHUTDOWN_GRACE_MS = 5_000;
+/** A headless browser's window: there is no screen to cover. */
+const HEADLESS_WINDOW: WindowSize = { width: 1280, height: 800 };
 
 // Static imports have loaded the whole program by now, so with NODE_COMPILE_CACHE set this also
 // fills Node's compile cache; deploy/node-runtime.ts relies on that.
@@ -26,10 +35,67 @@ try {
 }
 
 const logger = createLogger(config.logLevel);
-const keyboard = config.display
-  ? openKeyboard({ display: config.display, logger, onReconnect: () => xReconnects.inc() })
+let stopping = false;
+
+function fail(message: string, error: unknown): never {
+  logger.fatal({ err: error }, message);
+  process.stderr.write(`host-agent: ${message}: ${(error as Error).message}\n`);
+  process.exit(error instanceof ConfigError ? 2 : 1);
+}
+
+// Before anything is started: kills what an earlier run on this data directory left behind.
+const dataDir = await claimDataDir(config.dataDir).catch((error: unknown) => fail("cannot use AGENT_DATA_DIR", error));
+process.once("exit", dataDir.release);
+if (dataDir.orphansKilled > 0) {
+  logger.warn({ processes: dataDir.orphansKilled }, "killed processes an earlier run of this agent left behind");
+}
+
+let xvfb: OwnXvfb | undefined;
+if (config.xvfbScreen) {
+  xvfb = await startOwnXvfb(config.xvfbScreen, config.dataDir).catch((error: unknown) =>
+    fail("cannot start Xvfb", error),
+  );
+  // Every session's browser and key presses are on this display: without it the agent is no host.
+  void xvfb.exited.then((how) => {
+    if (stopping) return;
+    logger.fatal({ how }, "the agent's Xvfb ended");
+    process.exit(1);
+  });
+}
+const display = xvfb?.display ?? config.display;
+
+const keyboard = display
+  ? openKeyboard({
+      display,
+      logger,
+      maxQueuedPresses: config.maxQueuedPresses,
+      onReconnect: () => xReconnects.inc(),
+    })
   : undefined;
-if (!keyboard) logger.warn("DISPLAY is not set: press_key will answer display_unavailable; file_info works");
+if (!keyboard) {
+  logger.warn(
+    "no X display (DISPLAY and AGENT_XVFB unset): browsers run headless, press_key answers display_unavailable",
+  );
+}
+
+let spare: WarmSpare | undefined;
+if (config.chromiumPath) {
+  const sandbox = decideSandbox();
+  if (!sandbox.sandbox) logger.warn({ reason: sandbox.reason }, "Chromium runs without its sandbox");
+  const windowSize = display
+    ? await readScreenSize(display).catch((error: unknown) => fail(`cannot read the screen size of ${display}`, error))
+    : HEADLESS_WINDOW;
+  spare = new WarmSpare({
+    chromiumPath: config.chromiumPath,
+    display,
+    dataDir: config.dataDir,
+    windowSize,
+    sandbox: sandbox.sandbox,
+    logger,
+  });
+} else {
+  logger.warn("AGENT_CHROMIUM_PATH=none: sessions on this host get keyboard and files, no browser");
+}
 
 async function releaseStuckKeys(when: string): Promise<void> {
   try {
@@ -42,7 +108,8 @@ async function releaseStuckKeys(when: string): Promise<void> {
 // A previous agent killed mid-hold can leave keys down on a display that outlived it.
 await releaseStuckKeys("start");
 
-const server = await startAgentServer(config, { keyboard, logger });
+const slot = new BrowserSlot({ spare, display, keyboard, logger });
+const server = await startAgentServer({ ...config, display }, { keyboard, slot, logger });
 const metrics = config.metricsListen
   ? await startMetricsServer(config.metricsListen).catch((error: Error) => {
       process.stderr.write(`host-agent: cannot serve metrics on ${config.metricsListen}: ${error.message}\n`);
@@ -50,16 +117,17 @@ const metrics = config.metricsListen
     })
   : undefined;
 
-let stopping = false;
 async function stop(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   logger.info({ signal }, "shutting down");
-  await releaseStuckKeys("shutdown");
+  // The fence of the running session: its presses end, its keys come up, its browser and files go.
+  await slot.shutdown();
   await server.shutdown(SHUTDOWN_GRACE_MS);
   await metrics?.close();
   await releaseStuckKeys("shutdown");
   await keyboard?.close();
+  await xvfb?.stop();
   logger.info("stopped");
   process.exit(0);
 }
@@ -74,7 +142,9 @@ logger.info(
     listen: config.listen,
     tls: Boolean(config.tls),
     mtls: Boolean(config.tls?.clientCa),
-    display: config.display,
+    display,
+    dataDir: config.dataDir,
+    chromium: config.chromiumPath ?? "none",
     metricsPort: metrics?.port,
   },
   "listening",

@@ -6,6 +6,7 @@ import type { HostRequirements } from "../store/hosts.ts";
 import { newId } from "../store/ids.ts";
 import type { Store } from "../store/store.ts";
 import { resolveProxyReference } from "./proxy-reference.ts";
+import type { SessionLifecycle } from "./session-lifecycle.ts";
 import { type BrowserSession, toBrowserSession } from "./session-record.ts";
 
 const MAX_TAGS = 50;
@@ -73,14 +74,16 @@ function noHostMessage(requirements: HostRequirements): string {
 }
 
 /**
- * Starts a session on one idle healthy host. Hosts are taken in the database, so concurrent
- * creates on any number of replicas never share a host.
+ * Starts a session on one idle healthy host, with a fresh browser of its own. Hosts are taken in
+ * the database, so concurrent creates on any number of replicas never share a host.
  */
 export async function createSession(
-  store: Store,
+  deps: { store: Store; lifecycle: SessionLifecycle },
   principal: Principal,
   body: BrowserCreateBody,
+  requestId?: string,
 ): Promise<BrowserSession> {
+  const { store } = deps;
   const proxyId = body.proxy_id === undefined ? null : await resolveProxyReference(store, principal, body.proxy_id);
   const requirements: HostRequirements = {
     headless: body.headless,
@@ -98,7 +101,7 @@ export async function createSession(
     },
     requirements,
   );
-  if ("session" in outcome) return toBrowserSession(outcome.session);
+  if ("session" in outcome) return toBrowserSession(await deps.lifecycle.start(outcome.session, requestId));
   if (outcome.failure === "name_taken") {
     throw new ApiError("conflict", `an active browser session is already named "${body.name}"`);
   }

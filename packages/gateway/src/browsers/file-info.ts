@@ -4,6 +4,7 @@ import { hostCallError } from "../hosts/host-errors.ts";
 import type { HostPool } from "../hosts/host-pool.ts";
 import type { Store } from "../store/store.ts";
 import { formatRfc3339Nano } from "./rfc3339.ts";
+import type { SessionLifecycle } from "./session-lifecycle.ts";
 import { useSession } from "./use-session.ts";
 
 export const FileInfoQuery = z.object({
@@ -28,6 +29,7 @@ export type FileInfoRecord = z.infer<typeof FileInfoRecord>;
 export interface BrowserDeps {
   store: Store;
   hosts: HostPool;
+  lifecycle: SessionLifecycle;
   agentTimeoutMs: number;
 }
 
@@ -37,15 +39,16 @@ export async function getFileInfo(
   idOrName: string,
   query: FileInfoQuery,
   requestId: string,
+  signal?: AbortSignal,
 ): Promise<FileInfoRecord> {
   const session = await useSession(deps.store, principal, idOrName);
   let info: Awaited<ReturnType<ReturnType<HostPool["client"]>["fileInfo"]>>;
   try {
     info = await deps.hosts
       .client(session.hostAddress)
-      .fileInfo({ path: query.path }, { timeoutMs: deps.agentTimeoutMs, requestId });
+      .fileInfo({ path: query.path, sessionId: session.id }, { timeoutMs: deps.agentTimeoutMs, requestId, signal });
   } catch (error) {
-    throw hostCallError(error, session.hostAddress);
+    throw hostCallError(error, session.hostAddress, false, session.id);
   }
   return {
     is_dir: info.isDir,

@@ -1,10 +1,15 @@
 import type { Logger } from "../logger.ts";
 import { type PeriodicTask, runPeriodically } from "../periodic.ts";
 import type { Store } from "../store/store.ts";
+import type { SessionLifecycle } from "./session-lifecycle.ts";
 
-/** Ends the sessions whose idle deadline has passed; with several replicas each session is ended by exactly one. */
-export async function endIdleSessions(store: Store, logger: Logger): Promise<void> {
-  for (const session of await store.browserSessions.endIdle(new Date().toISOString())) {
+/**
+ * Ends the sessions whose idle deadline has passed and stops their browsers; with several
+ * replicas each session is ended by exactly one.
+ */
+export async function endIdleSessions(store: Store, lifecycle: SessionLifecycle, logger: Logger): Promise<void> {
+  const ended = await store.browserSessions.endIdle(new Date().toISOString());
+  for (const session of ended) {
     logger.info(
       {
         sessionId: session.id,
@@ -15,11 +20,17 @@ export async function endIdleSessions(store: Store, logger: Logger): Promise<voi
       "session ended after its idle timeout",
     );
   }
+  await Promise.all(ended.map((session) => lifecycle.stopOnHost(session.hostAddress, session.id)));
 }
 
-export function startIdleReaper(store: Store, intervalMs: number, logger: Logger): PeriodicTask {
+export function startIdleReaper(
+  store: Store,
+  lifecycle: SessionLifecycle,
+  intervalMs: number,
+  logger: Logger,
+): PeriodicTask {
   return runPeriodically(
-    () => endIdleSessions(store, logger),
+    () => endIdleSessions(store, lifecycle, logger),
     intervalMs,
     (error) => logger.error({ err: error }, "ending idle sessions failed"),
   );

@@ -50,6 +50,7 @@ export async function pressKey(
   idOrName: string,
   body: PressKeyBody,
   requestId: string,
+  signal?: AbortSignal,
 ): Promise<void> {
   const holdKeys = body.hold_keys ?? [];
   const problems = [...validateKeyItems("keys", body.keys), ...validateKeyItems("hold_keys", holdKeys)];
@@ -59,8 +60,11 @@ export async function pressKey(
   try {
     await deps.hosts
       .client(session.hostAddress)
-      .pressKey({ keys: body.keys, durationMs, holdKeys }, { timeoutMs: deps.agentTimeoutMs + durationMs, requestId });
+      .pressKey(
+        { keys: body.keys, durationMs, holdKeys, sessionId: session.id },
+        { timeoutMs: deps.agentTimeoutMs + durationMs, requestId, signal },
+      );
   } catch (error) {
-    throw hostCallError(error, session.hostAddress, true);
+    throw hostCallError(error, session.hostAddress, true, session.id);
   }
 }

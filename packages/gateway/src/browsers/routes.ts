@@ -1,5 +1,6 @@
 import { principalOf } from "../auth/require-auth.ts";
 import { ApiRouter, pathParam } from "../http/api-router.ts";
+import { abortedWhenClientGone } from "../http/client-gone.ts";
 import { PAGE_HEADERS, sendPage } from "../http/pagination.ts";
 import { parseInput } from "../http/validate.ts";
 import { BrowserCreateBody, createSession } from "./create-session.ts";
@@ -20,15 +21,15 @@ export function browserRoutes(deps: PressKeyDeps): ApiRouter {
       path: "/browsers",
       operationId: "postBrowsers",
       tag: "Browsers",
-      summary: "Create a browser session on an idle healthy host",
+      summary: "Create a browser session with a fresh browser of its own on an idle healthy host",
       body: { schema: BrowserCreateBody, required: false },
       response: { status: 200, description: "The new session", schema: BrowserSession },
-      errors: [400, 409, 503],
+      errors: [400, 409, 502, 503, 504],
     },
     async (req, res) => {
       // The official client sends no body at all for create() without params.
       const body = parseInput(BrowserCreateBody, req.body ?? {});
-      res.json(await createSession(deps.store, principalOf(res), body));
+      res.json(await createSession(deps, principalOf(res), body, String(req.id)));
     },
   );
 
@@ -78,12 +79,12 @@ export function browserRoutes(deps: PressKeyDeps): ApiRouter {
       path: "/browsers/{id_or_name}",
       operationId: "deleteBrowsersByIdOrName",
       tag: "Browsers",
-      summary: "End a browser session and free its host",
+      summary: "End a browser session: its browser and everything it wrote are destroyed",
       response: { status: 204, description: "Ended" },
       errors: [404],
     },
     async (req, res) => {
-      await deleteSession(deps.store, principalOf(res), pathParam(req, "id_or_name"));
+      await deleteSession(deps, principalOf(res), pathParam(req, "id_or_name"));
       res.status(204).end();
     },
   );
@@ -97,11 +98,12 @@ export function browserRoutes(deps: PressKeyDeps): ApiRouter {
       summary: "Press one or more keys on the host computer",
       body: { schema: PressKeyBody, required: true },
       response: { status: 200, description: "Keys pressed successfully; empty body" },
-      errors: [400, 404, 413, 502, 503, 504],
+      errors: [400, 404, 413, 429, 502, 503, 504],
     },
     async (req, res) => {
       const body = parseInput(PressKeyBody, req.body);
-      await pressKey(deps, principalOf(res), pathParam(req, "id_or_name"), body, String(req.id));
+      const signal = abortedWhenClientGone(res);
+      await pressKey(deps, principalOf(res), pathParam(req, "id_or_name"), body, String(req.id), signal);
       res.status(200).end();
     },
   );
@@ -119,7 +121,8 @@ export function browserRoutes(deps: PressKeyDeps): ApiRouter {
     },
     async (req, res) => {
       const query = parseInput(FileInfoQuery, req.query, "query");
-      res.json(await getFileInfo(deps, principalOf(res), pathParam(req, "id_or_name"), query, String(req.id)));
+      const signal = abortedWhenClientGone(res);
+      res.json(await getFileInfo(deps, principalOf(res), pathParam(req, "id_or_name"), query, String(req.id), signal));
     },
   );
 

@@ -4,14 +4,16 @@ import type { BrowserSessionRecord } from "../store/browser-sessions.ts";
 /**
  * A browser session as @onkernel/sdk reads it. Fields that mean nothing on a self-hosted host
  * keep the SDK's types with a truthful value: `webdriver_ws_url` is "" (no WebDriver BiDi
- * endpoint), `stealth` is false, and `cdp_ws_url` is "" on a host that runs no Chromium with
- * remote debugging. Optional fields with nothing to say are omitted.
+ * endpoint), `stealth` is false, and `cdp_ws_url` is "" on a host that runs no browser
+ * (AGENT_CHROMIUM_PATH=none). Optional fields with nothing to say are omitted.
  */
 export const BrowserSession = z.object({
   session_id: z.string(),
   name: z.string().optional(),
   created_at: z.string(),
   deleted_at: z.string().optional(),
+  /** Why an ended session ended ("deleted", "idle timeout", "the browser was killed by SIGKILL"…); an extension of this service. */
+  end_reason: z.string().optional(),
   cdp_ws_url: z.string(),
   webdriver_ws_url: z.string(),
   /** The host has no X display. */
@@ -20,7 +22,7 @@ export const BrowserSession = z.object({
   timeout_seconds: z.number().int(),
   proxy_id: z.string().optional(),
   tags: z.record(z.string(), z.string()).optional(),
-  /** The host's screen size; omitted for a host without a display. */
+  /** The browser window's size; omitted when unknown (a host without a browser). */
   viewport: z.object({ width: z.number().int(), height: z.number().int() }).optional(),
 });
 export type BrowserSession = z.infer<typeof BrowserSession>;
@@ -31,6 +33,7 @@ export function toBrowserSession(session: BrowserSessionRecord): BrowserSession 
     ...(session.name !== null && { name: session.name }),
     created_at: session.createdAt,
     ...(session.deletedAt !== null && { deleted_at: session.deletedAt }),
+    ...(session.endReason !== null && { end_reason: session.endReason }),
     cdp_ws_url: session.cdpWsUrl ?? "",
     webdriver_ws_url: "",
     headless: session.headless,

@@ -1,3 +1,4 @@
+import type { SessionLifecycle } from "../browsers/session-lifecycle.ts";
 import { keepHostHealthOf, setHostHealth } from "../metrics/host-health.ts";
 import type { HostCheckResult } from "../store/hosts.ts";
 import type { Store } from "../store/store.ts";
@@ -6,13 +7,15 @@ import type { HostPool } from "./host-pool.ts";
 export interface HostCheckDeps {
   store: Store;
   hosts: HostPool;
+  lifecycle: SessionLifecycle;
   /** Deadline of each call to the agent. */
   timeoutMs: number;
 }
 
 /**
- * Asks the agent's health service whether it serves and, when it does, what it offers (Describe),
- * and stores the answer. Only a host that answered both can take a session.
+ * Asks the agent's health service whether it serves and, when it does, what it offers and runs
+ * (Describe), stores the answer, and brings the host in line with the store (reconcile). Only a
+ * host that answered both can take a session.
  */
 export async function checkHost(deps: HostCheckDeps, address: string): Promise<HostCheckResult> {
   const checkedAt = new Date().toISOString();
@@ -29,8 +32,8 @@ export async function checkHost(deps: HostCheckDeps, address: string): Promise<H
           display: described.display,
           screenWidth: described.screenWidth,
           screenHeight: described.screenHeight,
-          cdpWsUrl: described.cdpWsUrl,
         },
+        running: { sessionId: described.sessionId, agentInstance: described.agentInstance },
       };
     } else {
       result = { health: "not_serving", detail: "the agent's health service answers NOT_SERVING", checkedAt };
@@ -40,7 +43,35 @@ export async function checkHost(deps: HostCheckDeps, address: string): Promise<H
   }
   await deps.store.hosts.recordCheck(address, result);
   setHostHealth(address, result.health === "serving");
+  if (result.running) await reconcile(deps, address, result.running);
   return result;
+}
+
+/**
+ * What the agent runs against what the store says it should, read after the Describe so that a
+ * session started meanwhile is seen as started:
+ * - a stop the agent never confirmed (it was unreachable) is made now, and frees the host;
+ * - the session the host holds, once started, that the agent no longer runs (its browser died
+ *   unwatched, or the agent restarted, which wipes everything) is ended, after the agent
+ *   confirmed it, since the Describe may predate the start;
+ * - a session the agent runs that the store does not give it (a start whose answer was lost) is stopped.
+ */
+async function reconcile(deps: HostCheckDeps, address: string, running: { sessionId: string; agentInstance: string }) {
+  const { store, lifecycle } = deps;
+  const host = await store.hosts.find(address);
+  if (!host) return;
+  if (host.stoppingSessionId) await lifecycle.stopOnHost(address, host.stoppingSessionId);
+  if (host.sessionId) {
+    const session = await store.browserSessions.findActiveById(host.sessionId);
+    const restarted = session?.agentInstance != null && session.agentInstance !== running.agentInstance;
+    if (session?.agentInstance && (restarted || running.sessionId !== session.id)) {
+      const reason = await lifecycle.endedOnHost(session);
+      if (reason !== undefined) await lifecycle.end(session.id, restarted ? "the host agent restarted" : reason);
+    }
+  }
+  if (running.sessionId && running.sessionId !== host.sessionId && running.sessionId !== host.stoppingSessionId) {
+    await lifecycle.stopOnHost(address, running.sessionId);
+  }
 }
 
 /**

@@ -2,6 +2,7 @@ import express, { type Express } from "express";
 import { pinoHttp } from "pino-http";
 import { requireAuth } from "../auth/require-auth.ts";
 import { browserRoutes } from "../browsers/routes.ts";
+import type { SessionLifecycle } from "../browsers/session-lifecycle.ts";
 import { ApiError } from "../errors.ts";
 import type { HostPool } from "../hosts/host-pool.ts";
 import type { Logger } from "../logger.ts";
@@ -17,6 +18,7 @@ import { requestId } from "./request-id.ts";
 export interface AppDeps {
   store: Store;
   hosts: HostPool;
+  lifecycle: SessionLifecycle;
   logger: Logger;
   agentTimeoutMs: number;
   maxPressDurationMs: number;

@@ -43,5 +43,6 @@ export function sendError(res: Response, error: unknown, log: Logger): void {
   const body: Record<string, unknown> = { code: apiError.code, message: apiError.message };
   if (apiError.details) body.details = apiError.details;
   if (apiError.innerError) body.inner_error = apiError.innerError;
+  if (apiError.retryAfterSeconds !== undefined) res.setHeader("retry-after", String(apiError.retryAfterSeconds));
   res.status(apiError.status).setHeader("x-should-retry", String(apiError.retry)).json(body);
 }

@@ -15,17 +15,29 @@ export interface BrowserSessionRecord {
   headless: boolean;
   proxyId: string | null;
   tags: Record<string, string> | null;
-  /** The host's screen size when the session started; null when it has no display. */
+  /** The browser window's size; null when unknown (a host without a browser or display). */
   viewport: { width: number; height: number } | null;
-  /** The host's DevTools WebSocket URL when the session started; null when it runs none. */
+  /** The session's browser's DevTools WebSocket URL; null until it started, or on a host that runs no browser. */
   cdpWsUrl: string | null;
   lastActiveAt: string | null;
   /** When the session ends unless it is used; null: never (sessions older than idle timeouts). */
   idleDeadline: string | null;
+  /** Why the session ended; null while it is active (and for sessions that ended before reasons were kept). */
+  endReason: string | null;
+  /** The run of the host agent that started its browser; null until the browser started. */
+  agentInstance: string | null;
+}
+
+/** What the host agent reported when it started the session's browser. */
+export interface BrowserStart {
+  cdpWsUrl: string | null;
+  headless: boolean;
+  viewport: { width: number; height: number } | null;
+  agentInstance: string;
 }
 
 type HostFacts = "hostAddress" | "headless" | "viewport" | "cdpWsUrl";
-type Derived = "deletedAt" | "lastActiveAt" | "idleDeadline";
+type Derived = "deletedAt" | "lastActiveAt" | "idleDeadline" | "endReason" | "agentInstance";
 
 /** A session bound to a given host by hand (tools, tests); omitted fields take the defaults. */
 export type BoundSession = Pick<BrowserSessionRecord, "id" | "organizationId" | "name" | "hostAddress" | "createdAt"> &
@@ -54,12 +66,17 @@ interface Row {
   cdp_ws_url: string | null;
   last_active_at: string | null;
   idle_deadline: string | null;
+  end_reason: string | null;
+  agent_instance: string | null;
 }
 
-const COLUMNS =
+/** What a new row is inserted with; end_reason and agent_instance come later. */
+const INSERTED_COLUMNS =
   "id, organization_id, name, host_address, created_at, deleted_at, timeout_seconds, headless, proxy_id, tags, viewport_width, viewport_height, cdp_ws_url, last_active_at, idle_deadline";
+const COLUMNS = `${INSERTED_COLUMNS}, end_reason, agent_instance`;
 
 export const DEFAULT_TIMEOUT_SECONDS = 60;
+export const IDLE_REASON = "idle timeout";
 
 function fromRow(row: Row): BrowserSessionRecord {
   return {
@@ -80,6 +97,8 @@ function fromRow(row: Row): BrowserSessionRecord {
     cdpWsUrl: row.cdp_ws_url,
     lastActiveAt: row.last_active_at,
     idleDeadline: row.idle_deadline,
+    endReason: row.end_reason,
+    agentInstance: row.agent_instance,
   };
 }
 
@@ -112,9 +131,11 @@ export class BrowserSessionRepository {
       deletedAt: null,
       lastActiveAt: session.createdAt,
       idleDeadline: plusSeconds(session.createdAt, timeoutSeconds),
+      endReason: null,
+      agentInstance: null,
     };
     await this.#sql.execute(
-      `INSERT INTO browser_sessions (${COLUMNS})
+      `INSERT INTO browser_sessions (${INSERTED_COLUMNS})
         VALUES ($1, $2, $3, $4, $5, NULL, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
       [
         record.id,
@@ -152,6 +173,7 @@ export class BrowserSessionRepository {
         const host = await hosts.lockIdle(requirements);
         if (!host) return { failure: "no_host" };
         const description = host.description;
+        // What the host's Describe said; the browser's own facts replace them once it started (recordStart).
         const session = await sessions.#insert({
           ...request,
           hostAddress: host.address,
@@ -160,7 +182,7 @@ export class BrowserSessionRepository {
             description?.display && description.screenWidth > 0
               ? { width: description.screenWidth, height: description.screenHeight }
               : null,
-          cdpWsUrl: description?.cdpWsUrl || null,
+          cdpWsUrl: null,
         });
         if (!(await hosts.assign(host.address, session.id))) {
           throw new Error(`host ${host.address} was taken while locked`);
@@ -238,31 +260,70 @@ export class BrowserSessionRepository {
     );
   }
 
-  /** Ends the session and frees its host; false when the organization has no such active session. */
-  async markDeleted(organizationId: string, id: string, at: string): Promise<boolean> {
+  /** Records the session's started browser; false when the session ended meanwhile. */
+  async recordStart(id: string, start: BrowserStart): Promise<boolean> {
+    return (
+      (await this.#sql.execute(
+        `UPDATE browser_sessions SET cdp_ws_url = $2, headless = $3, viewport_width = $4, viewport_height = $5,
+          agent_instance = $6 WHERE id = $1 AND deleted_at IS NULL`,
+        [
+          id,
+          start.cdpWsUrl,
+          start.headless ? 1 : 0,
+          start.viewport?.width ?? null,
+          start.viewport?.height ?? null,
+          start.agentInstance,
+        ],
+      )) > 0
+    );
+  }
+
+  /** The active session with this id, whatever its organization (for the gateway's own bookkeeping). */
+  async findActiveById(id: string): Promise<BrowserSessionRecord | undefined> {
+    const [row] = await this.#sql.query<Row>(
+      `SELECT ${COLUMNS} FROM browser_sessions WHERE id = $1 AND deleted_at IS NULL`,
+      [id],
+    );
+    return row && fromRow(row);
+  }
+
+  /**
+   * Ends the active session with this id (of this organization, when given), with the reason, and
+   * marks its host as being stopped for it: the host takes no new session until its agent
+   * confirmed the stop. Returns the ended session, or undefined when it was not active.
+   */
+  async end(
+    id: string,
+    at: string,
+    reason: string,
+    organizationId?: string,
+  ): Promise<BrowserSessionRecord | undefined> {
     return this.#sql.transaction(async (tx) => {
-      const ended = await tx.execute(
-        "UPDATE browser_sessions SET deleted_at = $3 WHERE organization_id = $1 AND id = $2 AND deleted_at IS NULL",
-        [organizationId, id, at],
+      const [row] = await tx.query<Row>(
+        `UPDATE browser_sessions SET deleted_at = $2, end_reason = $3
+          WHERE id = $1 AND deleted_at IS NULL${organizationId === undefined ? "" : " AND organization_id = $4"}
+          RETURNING ${COLUMNS}`,
+        organizationId === undefined ? [id, at, reason] : [id, at, reason, organizationId],
       );
-      if (ended > 0) await new HostRepository(tx).release(id);
-      return ended > 0;
+      if (row) await new HostRepository(tx).beginStop(id);
+      return row && fromRow(row);
     });
   }
 
   /**
-   * Ends every active session whose idle deadline has passed and frees its host. The conditional
-   * UPDATE lets exactly one caller end each session, however many replicas run this at once.
+   * Ends every active session whose idle deadline has passed and marks its host as being
+   * stopped. The conditional UPDATE lets exactly one caller end each session, however many
+   * replicas run this at once.
    */
   async endIdle(now: string): Promise<BrowserSessionRecord[]> {
     return this.#sql.transaction(async (tx) => {
       const rows = await tx.query<Row>(
-        `UPDATE browser_sessions SET deleted_at = $1
+        `UPDATE browser_sessions SET deleted_at = $1, end_reason = $2
           WHERE deleted_at IS NULL AND idle_deadline < $1 RETURNING ${COLUMNS}`,
-        [now],
+        [now, IDLE_REASON],
       );
       const hosts = new HostRepository(tx);
-      for (const row of rows) await hosts.release(row.id);
+      for (const row of rows) await hosts.beginStop(row.id);
       return rows.map(fromRow);
     });
   }

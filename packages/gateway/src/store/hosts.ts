@@ -11,8 +11,6 @@ export interface HostDescription {
   /** Size of the display's root window; 0 when unknown. */
   screenWidth: number;
   screenHeight: number;
-  /** Chromium's DevTools WebSocket URL; empty when the host runs none. */
-  cdpWsUrl: string;
 }
 
 export interface HostRecord {
@@ -25,6 +23,8 @@ export interface HostRecord {
   description: HostDescription | null;
   /** The session that holds the host; null when it is idle. */
   sessionId: string | null;
+  /** A session that ended but whose stop the agent has not confirmed yet; the host takes no session until it does. */
+  stoppingSessionId: string | null;
   addedAt: string;
 }
 
@@ -35,6 +35,8 @@ export interface HostCheckResult {
   checkedAt: string;
   /** Only with health "serving". */
   description?: HostDescription;
+  /** What the agent runs now (only with health "serving"); not stored: the sessions table says what it should run. */
+  running?: { sessionId: string; agentInstance: string };
 }
 
 /** Which hosts may take a session; absent fields accept any host. */
@@ -53,13 +55,13 @@ interface Row {
   display: string | null;
   screen_width: number | null;
   screen_height: number | null;
-  cdp_ws_url: string | null;
   session_id: string | null;
+  stopping_session_id: string | null;
   added_at: string;
 }
 
 const COLUMNS =
-  "address, health, health_detail, checked_at, agent_version, display, screen_width, screen_height, cdp_ws_url, session_id, added_at";
+  "address, health, health_detail, checked_at, agent_version, display, screen_width, screen_height, session_id, stopping_session_id, added_at";
 
 function fromRow(row: Row): HostRecord {
   return {
@@ -75,9 +77,9 @@ function fromRow(row: Row): HostRecord {
             display: row.display ?? "",
             screenWidth: Number(row.screen_width ?? 0),
             screenHeight: Number(row.screen_height ?? 0),
-            cdpWsUrl: row.cdp_ws_url ?? "",
           },
     sessionId: row.session_id,
+    stoppingSessionId: row.stopping_session_id,
     addedAt: row.added_at,
   };
 }
@@ -108,9 +110,14 @@ export class HostRepository {
     return row && fromRow(row);
   }
 
-  /** Forgets an idle host; a host that holds a session stays, so the session keeps its host. */
+  /** Forgets an idle host; a host that holds a session, or is being stopped, stays. */
   async remove(address: string): Promise<"removed" | "held" | "absent"> {
-    if ((await this.#sql.execute("DELETE FROM hosts WHERE address = $1 AND session_id IS NULL", [address])) > 0) {
+    if (
+      (await this.#sql.execute(
+        "DELETE FROM hosts WHERE address = $1 AND session_id IS NULL AND stopping_session_id IS NULL",
+        [address],
+      )) > 0
+    ) {
       return "removed";
     }
     return (await this.find(address)) ? "held" : "absent";
@@ -122,8 +129,8 @@ export class HostRepository {
     let describe = "";
     const d = result.description;
     if (d) {
-      params.push(d.agentVersion, d.display, d.screenWidth, d.screenHeight, d.cdpWsUrl);
-      describe = ", agent_version = $5, display = $6, screen_width = $7, screen_height = $8, cdp_ws_url = $9";
+      params.push(d.agentVersion, d.display, d.screenWidth, d.screenHeight);
+      describe = ", agent_version = $5, display = $6, screen_width = $7, screen_height = $8";
     }
     return (
       (await this.#sql.execute(
@@ -141,7 +148,7 @@ export class HostRepository {
    * serializes writers.
    */
   async lockIdle(requirements: HostRequirements): Promise<HostRecord | undefined> {
-    const conditions = ["health = 'serving'", "session_id IS NULL"];
+    const conditions = ["health = 'serving'", "session_id IS NULL", "stopping_session_id IS NULL"];
     const params: unknown[] = [];
     if (requirements.headless === true) conditions.push("(display IS NULL OR display = '')");
     if (requirements.headless === false) conditions.push("display <> ''");
@@ -157,18 +164,35 @@ export class HostRepository {
     return row && fromRow(row);
   }
 
-  /** Gives an idle host to a session; false when the host is gone or already held. */
+  /** Gives an idle host to a session; false when the host is gone, held or still being stopped. */
   async assign(address: string, sessionId: string): Promise<boolean> {
     return (
-      (await this.#sql.execute("UPDATE hosts SET session_id = $2 WHERE address = $1 AND session_id IS NULL", [
-        address,
-        sessionId,
-      ])) > 0
+      (await this.#sql.execute(
+        "UPDATE hosts SET session_id = $2 WHERE address = $1 AND session_id IS NULL AND stopping_session_id IS NULL",
+        [address, sessionId],
+      )) > 0
     );
   }
 
-  /** Makes the session's host idle again. */
-  async release(sessionId: string): Promise<void> {
-    await this.#sql.execute("UPDATE hosts SET session_id = NULL WHERE session_id = $1", [sessionId]);
+  /**
+   * The session's host stops holding it and is marked as being stopped for it: it takes no new
+   * session until confirmStopped. Returns the host's address, or undefined when no host held it.
+   */
+  async beginStop(sessionId: string): Promise<string | undefined> {
+    const rows = await this.#sql.query<{ address: string }>(
+      "UPDATE hosts SET session_id = NULL, stopping_session_id = $1 WHERE session_id = $1 RETURNING address",
+      [sessionId],
+    );
+    return rows[0]?.address;
+  }
+
+  /** The agent confirmed the session's stop: the host is idle again. False when it was not being stopped for it. */
+  async confirmStopped(address: string, sessionId: string): Promise<boolean> {
+    return (
+      (await this.#sql.execute(
+        "UPDATE hosts SET stopping_session_id = NULL WHERE address = $1 AND stopping_session_id = $2",
+        [address, sessionId],
+      )) > 0
+    );
   }
 }

@@ -99,6 +99,20 @@ export const MIGRATIONS: readonly { version: number; name: string; statements: r
       "CREATE INDEX browser_sessions_by_organization ON browser_sessions (organization_id, created_at, id)",
     ],
   },
+  {
+    version: 4,
+    name: "a browser per session: stops confirmed by the host, end reasons",
+    statements: [
+      // The session a host is being stopped for: the host takes no new session until its agent
+      // confirmed the stop (its browser and files are gone), however long it is unreachable.
+      "ALTER TABLE hosts ADD COLUMN stopping_session_id TEXT",
+      // Agents report their browser's DevTools URL per session now, not per host.
+      "ALTER TABLE hosts DROP COLUMN cdp_ws_url",
+      "ALTER TABLE browser_sessions ADD COLUMN end_reason TEXT",
+      // The run of the host agent that started the session's browser; NULL until it started.
+      "ALTER TABLE browser_sessions ADD COLUMN agent_instance TEXT",
+    ],
+  },
 ];
 
 // Any constant shared by every replica; it only has to differ from other users of advisory locks.

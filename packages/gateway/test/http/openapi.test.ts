@@ -4,6 +4,7 @@ import type { Express } from "express";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshStore } from "../../../../test/support/stores.ts";
+import { SessionLifecycle } from "../../src/browsers/session-lifecycle.ts";
 import { HostPool } from "../../src/hosts/host-pool.ts";
 import { expressPath } from "../../src/http/api-router.ts";
 import { createApp } from "../../src/http/app.ts";
@@ -20,10 +21,12 @@ let document: { paths: Record<string, Record<string, { security: unknown[] }>> }
 beforeAll(async () => {
   ({ store, dispose } = await freshStore("sqlite"));
   hosts = new HostPool(undefined);
+  const logger = pino({ level: "silent" });
   app = createApp({
     store,
     hosts,
-    logger: pino({ level: "silent" }),
+    lifecycle: new SessionLifecycle({ store, hosts, agentTimeoutMs: 1_000, logger }),
+    logger,
     agentTimeoutMs: 1_000,
     maxPressDurationMs: 300_000,
     secretsKey: randomBytes(32),

@@ -10,9 +10,8 @@ const WITH_DISPLAY: HostDescription = {
   display: ":1",
   screenWidth: 1024,
   screenHeight: 768,
-  cdpWsUrl: "ws://10.0.0.1:9222/devtools/browser/abc",
 };
-const HEADLESS: HostDescription = { ...WITH_DISPLAY, display: "", screenWidth: 0, screenHeight: 0, cdpWsUrl: "" };
+const HEADLESS: HostDescription = { ...WITH_DISPLAY, display: "", screenWidth: 0, screenHeight: 0 };
 
 function secondsAgo(seconds: number): string {
   return new Date(Date.now() - seconds * 1000).toISOString();
@@ -72,6 +71,13 @@ describe.each(STORE_KINDS)("browser sessions and hosts on %s", (kind) => {
     return outcome.session;
   }
 
+  /** Ends acme's session as a delete does, and confirms the stop as its agent would; false when it was not active. */
+  async function endAndConfirm(id: string): Promise<boolean> {
+    const ended = await store.browserSessions.end(id, new Date().toISOString(), "deleted", "acme");
+    if (ended) await store.hosts.confirmStopped(ended.hostAddress, id);
+    return ended !== undefined;
+  }
+
   describe("hosts", () => {
     it("registers a host once, however often and concurrently it is registered", async () => {
       const results = await Promise.all([1, 2, 3, 4].map(() => store.hosts.register("h:1", new Date().toISOString())));
@@ -113,7 +119,8 @@ describe.each(STORE_KINDS)("browser sessions and hosts on %s", (kind) => {
         name: "work",
         headless: false,
         viewport: { width: 1024, height: 768 },
-        cdpWsUrl: WITH_DISPLAY.cdpWsUrl,
+        cdpWsUrl: null,
+        agentInstance: null,
         tags: { team: "a" },
         proxyId: "p1",
         timeoutSeconds: 30,
@@ -166,7 +173,7 @@ describe.each(STORE_KINDS)("browser sessions and hosts on %s", (kind) => {
     it("lets a deleted session's name be used again", async () => {
       await servingHost("h:1");
       const first = await create({ name: "work" });
-      await store.browserSessions.markDeleted("acme", first.id, new Date().toISOString());
+      await endAndConfirm(first.id);
       await expect(create({ name: "work" })).resolves.toMatchObject({ name: "work", hostAddress: "h:1" });
     });
 
@@ -220,7 +227,7 @@ describe.each(STORE_KINDS)("browser sessions and hosts on %s", (kind) => {
 
     it("finds an ended session only when asked, by id or by name", async () => {
       const session = await create({ name: "work" });
-      await store.browserSessions.markDeleted("acme", session.id, new Date().toISOString());
+      await endAndConfirm(session.id);
       expect(await store.browserSessions.find("acme", session.id, false)).toBeUndefined();
       expect(await store.browserSessions.find("acme", session.id, true)).toMatchObject({ id: session.id });
       expect(await store.browserSessions.find("acme", "work", true)).toMatchObject({ id: session.id });
@@ -229,14 +236,14 @@ describe.each(STORE_KINDS)("browser sessions and hosts on %s", (kind) => {
 
     it("prefers the active session over an ended one with the same name", async () => {
       const ended = await create({ name: "work" });
-      await store.browserSessions.markDeleted("acme", ended.id, new Date().toISOString());
+      await endAndConfirm(ended.id);
       const active = await create({ name: "work" });
       expect((await store.browserSessions.find("acme", "work", true))?.id).toBe(active.id);
     });
 
     it("prefers the session whose id matches over an active one named like it", async () => {
       const target = await create({ name: "first" });
-      await store.browserSessions.markDeleted("acme", target.id, new Date().toISOString());
+      await endAndConfirm(target.id);
       await create({ name: target.id });
       expect((await store.browserSessions.find("acme", target.id, true))?.id).toBe(target.id);
     });
@@ -256,7 +263,7 @@ describe.each(STORE_KINDS)("browser sessions and hosts on %s", (kind) => {
     it("filters the list by status", async () => {
       const ended = await create();
       const active = await create();
-      await store.browserSessions.markDeleted("acme", ended.id, new Date().toISOString());
+      await endAndConfirm(ended.id);
       const ids = async (status: "active" | "deleted" | "all") =>
         (await store.browserSessions.list("acme", { status, offset: 0, limit: 10 })).items.map((s) => s.id).sort();
       expect(await ids("active")).toEqual([active.id]);
@@ -270,11 +277,44 @@ describe.each(STORE_KINDS)("browser sessions and hosts on %s", (kind) => {
       for (const host of ["h:1", "h:2", "h:3"]) await servingHost(host);
     });
 
-    it("frees the host of a deleted session", async () => {
+    it("ends a session once, with its reason, and keeps its host out of the pool until the stop is confirmed", async () => {
       const session = await create();
-      expect(await store.browserSessions.markDeleted("acme", session.id, new Date().toISOString())).toBe(true);
-      expect((await store.hosts.find(session.hostAddress))?.sessionId).toBeNull();
-      expect(await store.browserSessions.markDeleted("acme", session.id, new Date().toISOString())).toBe(false);
+      const ended = await store.browserSessions.end(session.id, new Date().toISOString(), "deleted", "acme");
+      expect(ended).toMatchObject({ id: session.id, endReason: "deleted" });
+      expect(await store.browserSessions.end(session.id, new Date().toISOString(), "deleted", "acme")).toBeUndefined();
+      expect(await store.hosts.find(session.hostAddress)).toMatchObject({
+        sessionId: null,
+        stoppingSessionId: session.id,
+      });
+      // Every other host is taken: the one being stopped is not handed out.
+      await create();
+      await create();
+      expect(await store.browserSessions.createOnIdleHost(request(), {})).toEqual({ failure: "no_host" });
+      expect(await store.hosts.confirmStopped(session.hostAddress, "another-session")).toBe(false);
+      expect(await store.hosts.confirmStopped(session.hostAddress, session.id)).toBe(true);
+      await expect(create()).resolves.toMatchObject({ hostAddress: session.hostAddress });
+    });
+
+    it("does not end another organization's session", async () => {
+      const session = await create();
+      expect(
+        await store.browserSessions.end(session.id, new Date().toISOString(), "deleted", "globex"),
+      ).toBeUndefined();
+      expect(await store.browserSessions.findActive("acme", session.id)).toBeDefined();
+    });
+
+    it("records what the host reported when the browser started", async () => {
+      const session = await create();
+      const start = {
+        cdpWsUrl: "ws://127.0.0.1:9/devtools/browser/x",
+        headless: false,
+        viewport: { width: 800, height: 600 },
+        agentInstance: "run-1",
+      };
+      expect(await store.browserSessions.recordStart(session.id, start)).toBe(true);
+      expect(await store.browserSessions.findActiveById(session.id)).toMatchObject(start);
+      await endAndConfirm(session.id);
+      expect(await store.browserSessions.recordStart(session.id, start)).toBe(false);
     });
 
     it("moves the idle deadline to the time of use plus the timeout", async () => {
@@ -288,7 +328,7 @@ describe.each(STORE_KINDS)("browser sessions and hosts on %s", (kind) => {
 
     it("reports the use of an ended session as false", async () => {
       const session = await create();
-      await store.browserSessions.markDeleted("acme", session.id, new Date().toISOString());
+      await endAndConfirm(session.id);
       expect(await store.browserSessions.touch(session, new Date().toISOString())).toBe(false);
     });
 
@@ -300,7 +340,8 @@ describe.each(STORE_KINDS)("browser sessions and hosts on %s", (kind) => {
       const ended = await store.browserSessions.endIdle(new Date().toISOString());
       expect(ended.map((s) => s.id)).toEqual([idle.id]);
       expect(await store.browserSessions.findActive("acme", idle.id)).toBeUndefined();
-      expect((await store.hosts.find(idle.hostAddress))?.sessionId).toBeNull();
+      expect(await store.browserSessions.find("acme", idle.id, true)).toMatchObject({ endReason: "idle timeout" });
+      expect(await store.hosts.find(idle.hostAddress)).toMatchObject({ sessionId: null, stoppingSessionId: idle.id });
       expect(await store.browserSessions.findActive("acme", busy.id)).toBeDefined();
       expect(await store.browserSessions.findActive("acme", fresh.id)).toBeDefined();
     });

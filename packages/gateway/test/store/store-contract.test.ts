@@ -169,7 +169,7 @@ describe.each(STORE_KINDS)("store contract on %s", (kind) => {
     it("forgets a deleted session and frees its name", async () => {
       const s = session("acme", "work");
       await store.browserSessions.insert(s);
-      expect(await store.browserSessions.markDeleted("acme", s.id, new Date().toISOString())).toBe(true);
+      expect(await store.browserSessions.end(s.id, new Date().toISOString(), "deleted", "acme")).toBeDefined();
       expect(await store.browserSessions.findActive("acme", s.id)).toBeUndefined();
       await expect(store.browserSessions.insert(session("acme", "work"))).resolves.toBeUndefined();
     });

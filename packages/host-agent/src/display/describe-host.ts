@@ -2,12 +2,14 @@ import type { DescribeResponseSchema } from "@browser-infra/contract";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { AgentConfig } from "../config.ts";
 import type { Logger } from "../logger.ts";
+import type { BrowserSlot } from "../session/slot.ts";
 import { AGENT_VERSION } from "../version.ts";
 import { readScreenSize } from "./screen-size.ts";
 
-/** What this host offers, for the gateway's host checks. */
+/** What this host offers and which session it runs, for the gateway's host checks. */
 export async function describeHost(
-  config: Pick<AgentConfig, "display" | "cdpWsUrl">,
+  config: Pick<AgentConfig, "display">,
+  slot: Pick<BrowserSlot, "hasBrowser" | "currentSessionId" | "instance">,
   logger: Logger,
 ): Promise<MessageInitShape<typeof DescribeResponseSchema>> {
   // An X server that is down leaves the size unknown (0) rather than the whole answer missing.
@@ -22,6 +24,8 @@ export async function describeHost(
     display: config.display ?? "",
     screenWidth: screen?.width ?? 0,
     screenHeight: screen?.height ?? 0,
-    cdpWsUrl: config.cdpWsUrl ?? "",
+    hasBrowser: slot.hasBrowser,
+    sessionId: slot.currentSessionId ?? "",
+    agentInstance: slot.instance,
   };
 }

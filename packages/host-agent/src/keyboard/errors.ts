@@ -29,3 +29,19 @@ export class PressInterruptedError extends Error {
     this.name = "PressInterruptedError";
   }
 }
+
+/** The caller cancelled the press (or its deadline passed); its keys were released, or never pressed. */
+export class PressCancelledError extends Error {
+  constructor() {
+    super("the press was cancelled by its caller: its keys were released");
+    this.name = "PressCancelledError";
+  }
+}
+
+/** Too many presses are waiting already; this one was not queued and pressed nothing. */
+export class PressQueueFullError extends Error {
+  constructor(waiting: number) {
+    super(`${waiting} presses are waiting on this display already; try again when they are done`);
+    this.name = "PressQueueFullError";
+  }
+}

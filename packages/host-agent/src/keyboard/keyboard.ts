@@ -1,6 +1,12 @@
 import { parseKeyItem, validateKeyItems } from "@browser-infra/keysyms";
 import type { Logger } from "pino";
-import { DisplayUnavailableError, InvalidKeysError, PressInterruptedError } from "./errors.ts";
+import {
+  DisplayUnavailableError,
+  InvalidKeysError,
+  PressCancelledError,
+  PressInterruptedError,
+  PressQueueFullError,
+} from "./errors.ts";
 import { KeyboardMap } from "./keyboard-map.ts";
 import { executePress } from "./press-executor.ts";
 import { planPress } from "./press-plan.ts";
@@ -13,8 +19,11 @@ export interface PressRequest {
 }
 
 export interface Keyboard {
-  /** Presses the keys; resolves once the X server has processed every event. */
-  press(request: PressRequest): Promise<void>;
+  /**
+   * Presses the keys; resolves once the X server has processed every event. Aborting `signal`
+   * drops the press if it is still queued, or cuts it short and releases its keys.
+   */
+  press(request: PressRequest, signal?: AbortSignal): Promise<void>;
   /** Releases every key the X server reports down, cutting short a hold in progress. */
   releaseAll(): Promise<void>;
   /** Cuts short a hold in progress, lets queued work finish, and closes the X connection. */
@@ -33,8 +42,19 @@ interface Session {
  * A keyboard on one X display, over one long-lived connection opened on first use and reopened after the
  * server goes away. Use one per display: it serializes its own calls, so two presses never interleave.
  */
-export function openKeyboard(options: { display: string; logger: Logger; onReconnect?: () => void }): Keyboard {
-  return new XTestKeyboard(options.display, options.logger, options.onReconnect ?? (() => {}));
+export function openKeyboard(options: {
+  display: string;
+  logger: Logger;
+  /** Presses that may wait behind the running one; more are refused with PressQueueFullError. */
+  maxQueuedPresses?: number;
+  onReconnect?: () => void;
+}): Keyboard {
+  return new XTestKeyboard(
+    options.display,
+    options.logger,
+    options.maxQueuedPresses ?? Number.POSITIVE_INFINITY,
+    options.onReconnect ?? (() => {}),
+  );
 }
 
 function parseItems(items: readonly string[]): number[][] {
@@ -53,16 +73,20 @@ class XTestKeyboard implements Keyboard {
   private interruption = new AbortController();
   private closed = false;
   private connectedBefore = false;
+  /** Presses queued behind the running job, not yet started. */
+  private waiting = 0;
+  private readonly maxQueuedPresses: number;
   /** Told about every connection after the first, for metrics. */
   private readonly onReconnect: () => void;
 
-  constructor(display: string, logger: Logger, onReconnect: () => void) {
+  constructor(display: string, logger: Logger, maxQueuedPresses: number, onReconnect: () => void) {
     this.display = display;
     this.logger = logger.child({ component: "keyboard", display });
+    this.maxQueuedPresses = maxQueuedPresses;
     this.onReconnect = onReconnect;
   }
 
-  press(request: PressRequest): Promise<void> {
+  press(request: PressRequest, callSignal?: AbortSignal): Promise<void> {
     const problems = [...validateKeyItems("keys", request.keys), ...validateKeyItems("hold_keys", request.holdKeys)];
     if (problems.length > 0) return Promise.reject(new InvalidKeysError(problems));
     if (!Number.isSafeInteger(request.durationMs) || request.durationMs < 0) {
@@ -73,14 +97,30 @@ class XTestKeyboard implements Keyboard {
       holdItems: parseItems(request.holdKeys),
       durationMs: request.durationMs,
     };
-    return this.serialize(async (signal) => {
+    if (this.waiting >= this.maxQueuedPresses) return Promise.reject(new PressQueueFullError(this.waiting));
+    this.waiting++;
+    let started = false;
+    const start = () => {
+      if (!started) this.waiting--;
+      started = true;
+    };
+    return this.serialize(async (interruption) => {
+      start();
+      // The caller went away while the press waited: nothing was pressed, nothing needs to be.
+      if (callSignal?.aborted) throw new PressCancelledError();
+      const signal = callSignal ? AbortSignal.any([interruption, callSignal]) : interruption;
       const session = await this.connect();
       // Kept for the whole press even if a MappingNotify (such as one for our own spare binding) makes it stale.
       session.map ??= await loadMap(session.connection);
       const map = session.map;
       const steps = planPress(map, keysyms);
-      await this.whileConnected(() => executePress(session.connection, map, steps, signal));
-    });
+      try {
+        await this.whileConnected(() => executePress(session.connection, map, steps, signal));
+      } catch (error) {
+        if (callSignal?.aborted && !interruption.aborted) throw new PressCancelledError();
+        throw error;
+      }
+    }).finally(start);
   }
 
   releaseAll(): Promise<void> {

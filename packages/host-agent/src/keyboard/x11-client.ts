@@ -58,6 +58,18 @@ export interface RawXClient {
   /** revertTo: 0 None, 1 PointerRoot, 2 Parent. */
   SetInputFocus(window: number, revertTo: number): void;
   GetInputFocus(callback: ReplyCallback<{ focus: number }>): void;
+  QueryTree(window: number, callback: ReplyCallback<{ children: number[] }>): void;
+  InternAtom(onlyIfExists: boolean, name: string, callback: ReplyCallback<number>): void;
+  GetProperty(
+    del: number,
+    window: number,
+    property: number,
+    type: number,
+    longOffset: number,
+    longLength: number,
+    callback: ReplyCallback<{ type: number; format: number; data: Buffer }>,
+  ): void;
+  GetWindowAttributes(window: number, callback: ReplyCallback<{ mapState: number; overrideRedirect: number }>): void;
   GetKeyboardMapping(firstKeycode: number, count: number, callback: ReplyCallback<number[][]>): void;
   GetModifierMapping(callback: ReplyCallback<number[][]>): void;
   ChangeKeyboardMapping(firstKeycode: number, keysymsPerKeycode: number, keysyms: readonly number[]): void;
@@ -196,6 +208,40 @@ export class X11Connection {
   /** Eight rows (Shift, Lock, Control, Mod1..Mod5) of keycodes, 0 meaning none. */
   getModifierMapping(): Promise<number[][]> {
     return this.call((done) => this.raw.GetModifierMapping(done));
+  }
+
+  /** The window that has the keyboard focus (0 None, 1 PointerRoot). */
+  async getInputFocus(): Promise<number> {
+    return (await this.call<{ focus: number }>((done) => this.raw.GetInputFocus(done))).focus;
+  }
+
+  /** Gives the keyboard focus to the window; it reverts to PointerRoot if the window goes away. */
+  setInputFocus(window: number): void {
+    this.throwIfLost();
+    this.raw.SetInputFocus(window, 1);
+  }
+
+  async children(window: number): Promise<number[]> {
+    return (await this.call<{ children: number[] }>((done) => this.raw.QueryTree(window, done))).children;
+  }
+
+  /** Whether the window is mapped and all its ancestors too (map state Viewable). */
+  async viewable(window: number): Promise<boolean> {
+    const VIEWABLE = 2;
+    return (
+      (await this.call<{ mapState: number }>((done) => this.raw.GetWindowAttributes(window, done))).mapState ===
+      VIEWABLE
+    );
+  }
+
+  /** The first 32-bit value of a CARDINAL property (such as _NET_WM_PID); undefined when the window has none. */
+  async cardinalProperty(window: number, name: string): Promise<number | undefined> {
+    const CARDINAL = 6;
+    const atom = await this.call<number>((done) => this.raw.InternAtom(false, name, done));
+    const property = await this.call<{ type: number; format: number; data: Buffer }>((done) =>
+      this.raw.GetProperty(0, window, atom, CARDINAL, 0, 1, done),
+    );
+    return property.format === 32 && property.data.length >= 4 ? property.data.readUInt32LE(0) : undefined;
   }
 
   /** The 256-bit vector of keys currently down, one bit per keycode. */

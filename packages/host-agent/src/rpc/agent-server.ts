@@ -7,9 +7,11 @@ import type { Keyboard } from "../keyboard/index.ts";
 import type { Logger } from "../logger.ts";
 import { countingKeyEvents } from "../metrics/key-events.ts";
 import { recordRpcCall } from "../metrics/rpc-metrics.ts";
-import { handleFileInfo } from "./file-info-handler.ts";
+import type { BrowserSlot } from "../session/slot.ts";
+import { fileInfoHandler } from "./file-info-handler.ts";
 import { pressKeyHandler } from "./press-key-handler.ts";
 import { addReflection } from "./reflection.ts";
+import { sessionHandlers } from "./session-handlers.ts";
 
 export interface AgentServer {
   /** The port actually bound (useful with port 0). */
@@ -31,17 +33,20 @@ function credentials(config: AgentConfig): ServerCredentials {
 
 export async function startAgentServer(
   config: AgentConfig,
-  deps: { keyboard: Keyboard | undefined; logger: Logger },
+  deps: { keyboard: Keyboard | undefined; slot: BrowserSlot; logger: Logger },
 ): Promise<AgentServer> {
-  const { logger } = deps;
+  const { logger, slot } = deps;
   const server = new Server();
   registerService(
     server,
     HostAgent,
     {
-      fileInfo: handleFileInfo,
-      pressKey: countingKeyEvents(pressKeyHandler(deps.keyboard)),
-      describe: () => describeHost(config, logger),
+      ...sessionHandlers(slot),
+      fileInfo: fileInfoHandler(slot),
+      pressKey: countingKeyEvents(
+        pressKeyHandler({ keyboard: deps.keyboard, slot, maxPressDurationMs: config.maxPressDurationMs }),
+      ),
+      describe: () => describeHost(config, slot, logger),
     },
     {
       onCallEnd: (context, outcome) => {

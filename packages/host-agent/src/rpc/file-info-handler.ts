@@ -1,6 +1,8 @@
 import { Code, type FileInfoRequest, type FileInfoResponseSchema, RpcError } from "@browser-infra/contract";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { FileInfoError, type FileInfoProblem, fileInfo } from "../filesystem/file-info.ts";
+import type { BrowserSlot } from "../session/slot.ts";
+import { slotRpcError } from "./session-handlers.ts";
 
 const PROBLEM_CODES: Record<FileInfoProblem, Code> = {
   invalid_path: Code.INVALID_ARGUMENT,
@@ -16,9 +18,18 @@ function timestampFromNs(ns: bigint): { seconds: bigint; nanos: number } {
   return { seconds: (ns - nanos) / NS_PER_SECOND, nanos: Number(nanos) };
 }
 
-export async function handleFileInfo(
-  request: FileInfoRequest,
-): Promise<MessageInitShape<typeof FileInfoResponseSchema>> {
+export const fileInfoHandler =
+  (slot: BrowserSlot) =>
+  async (request: FileInfoRequest): Promise<MessageInitShape<typeof FileInfoResponseSchema>> => {
+    try {
+      slot.require(request.sessionId);
+    } catch (error) {
+      throw slotRpcError(error);
+    }
+    return handleFileInfo(request);
+  };
+
+async function handleFileInfo(request: FileInfoRequest): Promise<MessageInitShape<typeof FileInfoResponseSchema>> {
   try {
     const info = await fileInfo(request.path);
     return {

@@ -30,26 +30,32 @@ describe("readScreenSize", () => {
 });
 
 describe("describeHost", () => {
-  it("reports the display and its screen size", async () => {
-    expect(await describeHost({ display: xvfb.display, cdpWsUrl: "ws://x" }, logger)).toMatchObject({
+  const slot = { hasBrowser: true, currentSessionId: "s1", instance: "i1" };
+
+  it("reports the display, its screen size and the session the slot runs", async () => {
+    expect(await describeHost({ display: xvfb.display }, slot, logger)).toMatchObject({
       display: xvfb.display,
       screenWidth: 1024,
       screenHeight: 768,
-      cdpWsUrl: "ws://x",
+      hasBrowser: true,
+      sessionId: "s1",
+      agentInstance: "i1",
     });
   });
 
-  it("reports no display, a zero screen size and no CDP URL for a host without them", async () => {
-    expect(await describeHost({ display: undefined, cdpWsUrl: undefined }, logger)).toMatchObject({
+  it("reports no display, a zero screen size and no session for an idle host without a display", async () => {
+    const idle = { hasBrowser: false, currentSessionId: undefined, instance: "i1" };
+    expect(await describeHost({ display: undefined }, idle, logger)).toMatchObject({
       display: "",
       screenWidth: 0,
       screenHeight: 0,
-      cdpWsUrl: "",
+      hasBrowser: false,
+      sessionId: "",
     });
   });
 
   it("reports the size as unknown (0) when the display's X server is down", async () => {
-    expect(await describeHost({ display: ":987", cdpWsUrl: undefined }, logger)).toMatchObject({
+    expect(await describeHost({ display: ":987" }, slot, logger)).toMatchObject({
       display: ":987",
       screenWidth: 0,
       screenHeight: 0,

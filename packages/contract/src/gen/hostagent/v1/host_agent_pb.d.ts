@@ -12,6 +12,136 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 export declare const file_hostagent_v1_host_agent: GenFile;
 
 /**
+ * @generated from message hostagent.v1.StartSessionRequest
+ */
+export declare type StartSessionRequest = Message<"hostagent.v1.StartSessionRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+};
+
+/**
+ * Describes the message hostagent.v1.StartSessionRequest.
+ * Use `create(StartSessionRequestSchema)` to create a new message.
+ */
+export declare const StartSessionRequestSchema: GenMessage<StartSessionRequest>;
+
+/**
+ * @generated from message hostagent.v1.StartSessionResponse
+ */
+export declare type StartSessionResponse = Message<"hostagent.v1.StartSessionResponse"> & {
+  /**
+   * The session's Chromium DevTools WebSocket URL, on the host's loopback.
+   *
+   * @generated from field: string cdp_ws_url = 1;
+   */
+  cdpWsUrl: string;
+
+  /**
+   * True when Chromium runs headless (the host has no X display).
+   *
+   * @generated from field: bool headless = 2;
+   */
+  headless: boolean;
+
+  /**
+   * The browser window's size in pixels.
+   *
+   * @generated from field: uint32 viewport_width = 3;
+   */
+  viewportWidth: number;
+
+  /**
+   * @generated from field: uint32 viewport_height = 4;
+   */
+  viewportHeight: number;
+
+  /**
+   * Identifies this run of the agent; a restarted agent has another, and
+   * runs none of the sessions the previous one did.
+   *
+   * @generated from field: string agent_instance = 5;
+   */
+  agentInstance: string;
+};
+
+/**
+ * Describes the message hostagent.v1.StartSessionResponse.
+ * Use `create(StartSessionResponseSchema)` to create a new message.
+ */
+export declare const StartSessionResponseSchema: GenMessage<StartSessionResponse>;
+
+/**
+ * @generated from message hostagent.v1.StopSessionRequest
+ */
+export declare type StopSessionRequest = Message<"hostagent.v1.StopSessionRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+};
+
+/**
+ * Describes the message hostagent.v1.StopSessionRequest.
+ * Use `create(StopSessionRequestSchema)` to create a new message.
+ */
+export declare const StopSessionRequestSchema: GenMessage<StopSessionRequest>;
+
+/**
+ * @generated from message hostagent.v1.StopSessionResponse
+ */
+export declare type StopSessionResponse = Message<"hostagent.v1.StopSessionResponse"> & {
+  /**
+   * False when the agent was not running the session (nothing to stop).
+   *
+   * @generated from field: bool was_running = 1;
+   */
+  wasRunning: boolean;
+};
+
+/**
+ * Describes the message hostagent.v1.StopSessionResponse.
+ * Use `create(StopSessionResponseSchema)` to create a new message.
+ */
+export declare const StopSessionResponseSchema: GenMessage<StopSessionResponse>;
+
+/**
+ * @generated from message hostagent.v1.WaitSessionEndRequest
+ */
+export declare type WaitSessionEndRequest = Message<"hostagent.v1.WaitSessionEndRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+};
+
+/**
+ * Describes the message hostagent.v1.WaitSessionEndRequest.
+ * Use `create(WaitSessionEndRequestSchema)` to create a new message.
+ */
+export declare const WaitSessionEndRequestSchema: GenMessage<WaitSessionEndRequest>;
+
+/**
+ * @generated from message hostagent.v1.WaitSessionEndResponse
+ */
+export declare type WaitSessionEndResponse = Message<"hostagent.v1.WaitSessionEndResponse"> & {
+  /**
+   * Why the session is not running: "stopped", "browser exited (…)", or
+   * "not running on this agent".
+   *
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message hostagent.v1.WaitSessionEndResponse.
+ * Use `create(WaitSessionEndResponseSchema)` to create a new message.
+ */
+export declare const WaitSessionEndResponseSchema: GenMessage<WaitSessionEndResponse>;
+
+/**
  * @generated from message hostagent.v1.FileInfoRequest
  */
 export declare type FileInfoRequest = Message<"hostagent.v1.FileInfoRequest"> & {
@@ -21,6 +151,11 @@ export declare type FileInfoRequest = Message<"hostagent.v1.FileInfoRequest"> & 
    * @generated from field: string path = 1;
    */
   path: string;
+
+  /**
+   * @generated from field: string session_id = 2;
+   */
+  sessionId: string;
 };
 
 /**
@@ -107,6 +242,11 @@ export declare type PressKeyRequest = Message<"hostagent.v1.PressKeyRequest"> & 
    * @generated from field: repeated string hold_keys = 3;
    */
   holdKeys: string[];
+
+  /**
+   * @generated from field: string session_id = 4;
+   */
+  sessionId: string;
 };
 
 /**
@@ -168,11 +308,26 @@ export declare type DescribeResponse = Message<"hostagent.v1.DescribeResponse"> 
   screenHeight: number;
 
   /**
-   * Chromium's DevTools WebSocket URL, when the host runs one.
+   * Whether the agent launches a browser per session (false: keyboard and
+   * files only).
    *
-   * @generated from field: string cdp_ws_url = 5;
+   * @generated from field: bool has_browser = 6;
    */
-  cdpWsUrl: string;
+  hasBrowser: boolean;
+
+  /**
+   * The session the agent runs; empty when it is idle.
+   *
+   * @generated from field: string session_id = 7;
+   */
+  sessionId: string;
+
+  /**
+   * Identifies this run of the agent (see StartSessionResponse).
+   *
+   * @generated from field: string agent_instance = 8;
+   */
+  agentInstance: string;
 };
 
 /**
@@ -182,17 +337,63 @@ export declare type DescribeResponse = Message<"hostagent.v1.DescribeResponse"> 
 export declare const DescribeResponseSchema: GenMessage<DescribeResponse>;
 
 /**
- * HostAgent runs on every browser host, beside its X display and Chromium.
- * The gateway is its only caller; it is the only process that touches X11
- * and the host's filesystem.
+ * HostAgent runs on every browser host. One agent is one browser slot: one X
+ * display (or none: headless), at most one browser session at a time, and
+ * that session's own Chromium. The gateway is its only caller; it is the only
+ * process that touches X11, Chromium and the host's filesystem.
+ *
+ * Every session-scoped call carries the session id. A call for a session the
+ * agent is not running (never started, stopped, its browser died, the agent
+ * restarted) fails with ABORTED and does nothing.
  *
  * @generated from service hostagent.v1.HostAgent
  */
 export declare const HostAgent: GenService<{
   /**
+   * StartSession gives the agent's browser to a session: the warm spare (a
+   * fresh Chromium with an empty profile) when one is ready, else a Chromium
+   * launched now. Starting the session the agent already runs answers the same
+   * again. Errors: FAILED_PRECONDITION (the agent runs another session, or is
+   * still stopping one), UNAVAILABLE (Chromium could not be started).
+   *
+   * @generated from rpc hostagent.v1.HostAgent.StartSession
+   */
+  startSession: {
+    methodKind: "unary";
+    input: typeof StartSessionRequestSchema;
+    output: typeof StartSessionResponseSchema;
+  },
+  /**
+   * StopSession is a fence: it cancels the session's running and queued key
+   * presses, releases every key, ends Chromium's whole process group (SIGKILL
+   * after a grace period), deletes everything the session wrote in the
+   * agent's data directory, and only then answers. Stopping a session the
+   * agent does not run answers at once (was_running false).
+   *
+   * @generated from rpc hostagent.v1.HostAgent.StopSession
+   */
+  stopSession: {
+    methodKind: "unary";
+    input: typeof StopSessionRequestSchema;
+    output: typeof StopSessionResponseSchema;
+  },
+  /**
+   * WaitSessionEnd answers when the session stops running on this agent (at
+   * once when it is not running), with the reason. Callers hold it open with a
+   * deadline and call again after DEADLINE_EXCEEDED.
+   *
+   * @generated from rpc hostagent.v1.HostAgent.WaitSessionEnd
+   */
+  waitSessionEnd: {
+    methodKind: "unary";
+    input: typeof WaitSessionEndRequestSchema;
+    output: typeof WaitSessionEndResponseSchema;
+  },
+  /**
    * FileInfo reports what lstat(2) says about one absolute path.
    * Errors: NOT_FOUND (ENOENT, ENOTDIR), PERMISSION_DENIED (EACCES),
-   * INVALID_ARGUMENT (relative path, NUL byte, ENAMETOOLONG, ELOOP).
+   * INVALID_ARGUMENT (relative path, NUL byte, ENAMETOOLONG, ELOOP),
+   * ABORTED (not the session this agent runs).
    *
    * @generated from rpc hostagent.v1.HostAgent.FileInfo
    */
@@ -204,9 +405,13 @@ export declare const HostAgent: GenService<{
   /**
    * PressKey presses keys on the host's display through XTEST and answers
    * once the X server has processed every event. No key stays down after it
-   * returns, whatever happened.
-   * Errors: INVALID_ARGUMENT (unknown keysym; nothing was pressed),
-   * FAILED_PRECONDITION (no X display on this host).
+   * returns, whatever happened. Cancelling the call (or its deadline) cuts a
+   * hold short, releases the keys and drops the call if it is still queued.
+   * Errors: INVALID_ARGUMENT (unknown keysym, duration over the agent's
+   * maximum; nothing was pressed), FAILED_PRECONDITION (no X display on this
+   * host), RESOURCE_EXHAUSTED (too many presses waiting; nothing was pressed),
+   * ABORTED (not the session this agent runs, or it was stopped during the
+   * press), UNAVAILABLE (the agent is shutting down).
    *
    * @generated from rpc hostagent.v1.HostAgent.PressKey
    */
@@ -216,7 +421,7 @@ export declare const HostAgent: GenService<{
     output: typeof PressKeyResponseSchema;
   },
   /**
-   * Describe tells the gateway what this host offers.
+   * Describe tells the gateway what this host offers and which session it runs.
    *
    * @generated from rpc hostagent.v1.HostAgent.Describe
    */

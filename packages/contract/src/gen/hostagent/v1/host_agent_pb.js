@@ -9,54 +9,101 @@ import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
  * Describes the file hostagent/v1/host_agent.proto.
  */
 export const file_hostagent_v1_host_agent = /*@__PURE__*/
-  fileDesc("Ch1ob3N0YWdlbnQvdjEvaG9zdF9hZ2VudC5wcm90bxIMaG9zdGFnZW50LnYxIh8KD0ZpbGVJbmZvUmVxdWVzdBIMCgRwYXRoGAEgASgJIo4BChBGaWxlSW5mb1Jlc3BvbnNlEgwKBG5hbWUYASABKAkSDAoEcGF0aBgCIAEoCRISCgpzaXplX2J5dGVzGAMgASgDEg4KBmlzX2RpchgEIAEoCBIMCgRtb2RlGAUgASgJEiwKCG1vZF90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJHCg9QcmVzc0tleVJlcXVlc3QSDAoEa2V5cxgBIAMoCRITCgtkdXJhdGlvbl9tcxgCIAEoDRIRCglob2xkX2tleXMYAyADKAkiEgoQUHJlc3NLZXlSZXNwb25zZSIRCg9EZXNjcmliZVJlcXVlc3QiewoQRGVzY3JpYmVSZXNwb25zZRIVCg1hZ2VudF92ZXJzaW9uGAEgASgJEg8KB2Rpc3BsYXkYAiABKAkSFAoMc2NyZWVuX3dpZHRoGAMgASgNEhUKDXNjcmVlbl9oZWlnaHQYBCABKA0SEgoKY2RwX3dzX3VybBgFIAEoCTLsAQoJSG9zdEFnZW50EkkKCEZpbGVJbmZvEh0uaG9zdGFnZW50LnYxLkZpbGVJbmZvUmVxdWVzdBoeLmhvc3RhZ2VudC52MS5GaWxlSW5mb1Jlc3BvbnNlEkkKCFByZXNzS2V5Eh0uaG9zdGFnZW50LnYxLlByZXNzS2V5UmVxdWVzdBoeLmhvc3RhZ2VudC52MS5QcmVzc0tleVJlc3BvbnNlEkkKCERlc2NyaWJlEh0uaG9zdGFnZW50LnYxLkRlc2NyaWJlUmVxdWVzdBoeLmhvc3RhZ2VudC52MS5EZXNjcmliZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("Ch1ob3N0YWdlbnQvdjEvaG9zdF9hZ2VudC5wcm90bxIMaG9zdGFnZW50LnYxIikKE1N0YXJ0U2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSKFAQoUU3RhcnRTZXNzaW9uUmVzcG9uc2USEgoKY2RwX3dzX3VybBgBIAEoCRIQCghoZWFkbGVzcxgCIAEoCBIWCg52aWV3cG9ydF93aWR0aBgDIAEoDRIXCg92aWV3cG9ydF9oZWlnaHQYBCABKA0SFgoOYWdlbnRfaW5zdGFuY2UYBSABKAkiKAoSU3RvcFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiKgoTU3RvcFNlc3Npb25SZXNwb25zZRITCgt3YXNfcnVubmluZxgBIAEoCCIrChVXYWl0U2Vzc2lvbkVuZFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSIoChZXYWl0U2Vzc2lvbkVuZFJlc3BvbnNlEg4KBnJlYXNvbhgBIAEoCSIzCg9GaWxlSW5mb1JlcXVlc3QSDAoEcGF0aBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJIo4BChBGaWxlSW5mb1Jlc3BvbnNlEgwKBG5hbWUYASABKAkSDAoEcGF0aBgCIAEoCRISCgpzaXplX2J5dGVzGAMgASgDEg4KBmlzX2RpchgEIAEoCBIMCgRtb2RlGAUgASgJEiwKCG1vZF90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJbCg9QcmVzc0tleVJlcXVlc3QSDAoEa2V5cxgBIAMoCRITCgtkdXJhdGlvbl9tcxgCIAEoDRIRCglob2xkX2tleXMYAyADKAkSEgoKc2Vzc2lvbl9pZBgEIAEoCSISChBQcmVzc0tleVJlc3BvbnNlIhEKD0Rlc2NyaWJlUmVxdWVzdCK6AQoQRGVzY3JpYmVSZXNwb25zZRIVCg1hZ2VudF92ZXJzaW9uGAEgASgJEg8KB2Rpc3BsYXkYAiABKAkSFAoMc2NyZWVuX3dpZHRoGAMgASgNEhUKDXNjcmVlbl9oZWlnaHQYBCABKA0SEwoLaGFzX2Jyb3dzZXIYBiABKAgSEgoKc2Vzc2lvbl9pZBgHIAEoCRIWCg5hZ2VudF9pbnN0YW5jZRgIIAEoCUoECAUQBlIKY2RwX3dzX3VybDL0AwoJSG9zdEFnZW50ElUKDFN0YXJ0U2Vzc2lvbhIhLmhvc3RhZ2VudC52MS5TdGFydFNlc3Npb25SZXF1ZXN0GiIuaG9zdGFnZW50LnYxLlN0YXJ0U2Vzc2lvblJlc3BvbnNlElIKC1N0b3BTZXNzaW9uEiAuaG9zdGFnZW50LnYxLlN0b3BTZXNzaW9uUmVxdWVzdBohLmhvc3RhZ2VudC52MS5TdG9wU2Vzc2lvblJlc3BvbnNlElsKDldhaXRTZXNzaW9uRW5kEiMuaG9zdGFnZW50LnYxLldhaXRTZXNzaW9uRW5kUmVxdWVzdBokLmhvc3RhZ2VudC52MS5XYWl0U2Vzc2lvbkVuZFJlc3BvbnNlEkkKCEZpbGVJbmZvEh0uaG9zdGFnZW50LnYxLkZpbGVJbmZvUmVxdWVzdBoeLmhvc3RhZ2VudC52MS5GaWxlSW5mb1Jlc3BvbnNlEkkKCFByZXNzS2V5Eh0uaG9zdGFnZW50LnYxLlByZXNzS2V5UmVxdWVzdBoeLmhvc3RhZ2VudC52MS5QcmVzc0tleVJlc3BvbnNlEkkKCERlc2NyaWJlEh0uaG9zdGFnZW50LnYxLkRlc2NyaWJlUmVxdWVzdBoeLmhvc3RhZ2VudC52MS5EZXNjcmliZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+
+/**
+ * Describes the message hostagent.v1.StartSessionRequest.
+ * Use `create(StartSessionRequestSchema)` to create a new message.
+ */
+export const StartSessionRequestSchema = /*@__PURE__*/
+  messageDesc(file_hostagent_v1_host_agent, 0);
+
+/**
+ * Describes the message hostagent.v1.StartSessionResponse.
+ * Use `create(StartSessionResponseSchema)` to create a new message.
+ */
+export const StartSessionResponseSchema = /*@__PURE__*/
+  messageDesc(file_hostagent_v1_host_agent, 1);
+
+/**
+ * Describes the message hostagent.v1.StopSessionRequest.
+ * Use `create(StopSessionRequestSchema)` to create a new message.
+ */
+export const StopSessionRequestSchema = /*@__PURE__*/
+  messageDesc(file_hostagent_v1_host_agent, 2);
+
+/**
+ * Describes the message hostagent.v1.StopSessionResponse.
+ * Use `create(StopSessionResponseSchema)` to create a new message.
+ */
+export const StopSessionResponseSchema = /*@__PURE__*/
+  messageDesc(file_hostagent_v1_host_agent, 3);
+
+/**
+ * Describes the message hostagent.v1.WaitSessionEndRequest.
+ * Use `create(WaitSessionEndRequestSchema)` to create a new message.
+ */
+export const WaitSessionEndRequestSchema = /*@__PURE__*/
+  messageDesc(file_hostagent_v1_host_agent, 4);
+
+/**
+ * Describes the message hostagent.v1.WaitSessionEndResponse.
+ * Use `create(WaitSessionEndResponseSchema)` to create a new message.
+ */
+export const WaitSessionEndResponseSchema = /*@__PURE__*/
+  messageDesc(file_hostagent_v1_host_agent, 5);
 
 /**
  * Describes the message hostagent.v1.FileInfoRequest.
  * Use `create(FileInfoRequestSchema)` to create a new message.
  */
 export const FileInfoRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 0);
+  messageDesc(file_hostagent_v1_host_agent, 6);
 
 /**
  * Describes the message hostagent.v1.FileInfoResponse.
  * Use `create(FileInfoResponseSchema)` to create a new message.
  */
 export const FileInfoResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 1);
+  messageDesc(file_hostagent_v1_host_agent, 7);
 
 /**
  * Describes the message hostagent.v1.PressKeyRequest.
  * Use `create(PressKeyRequestSchema)` to create a new message.
  */
 export const PressKeyRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 2);
+  messageDesc(file_hostagent_v1_host_agent, 8);
 
 /**
  * Describes the message hostagent.v1.PressKeyResponse.
  * Use `create(PressKeyResponseSchema)` to create a new message.
  */
 export const PressKeyResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 3);
+  messageDesc(file_hostagent_v1_host_agent, 9);
 
 /**
  * Describes the message hostagent.v1.DescribeRequest.
  * Use `create(DescribeRequestSchema)` to create a new message.
  */
 export const DescribeRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 4);
+  messageDesc(file_hostagent_v1_host_agent, 10);
 
 /**
  * Describes the message hostagent.v1.DescribeResponse.
  * Use `create(DescribeResponseSchema)` to create a new message.
  */
 export const DescribeResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 5);
+  messageDesc(file_hostagent_v1_host_agent, 11);
 
 /**
- * HostAgent runs on every browser host, beside its X display and Chromium.
- * The gateway is its only caller; it is the only process that touches X11
- * and the host's filesystem.
+ * HostAgent runs on every browser host. One agent is one browser slot: one X
+ * display (or none: headless), at most one browser session at a time, and
+ * that session's own Chromium. The gateway is its only caller; it is the only
+ * process that touches X11, Chromium and the host's filesystem.
+ *
+ * Every session-scoped call carries the session id. A call for a session the
+ * agent is not running (never started, stopped, its browser died, the agent
+ * restarted) fails with ABORTED and does nothing.
  *
  * @generated from service hostagent.v1.HostAgent
  */

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config.ts";
+
+describe("HOST_AGENTS_DNS", () => {
+  it("is unset by default", () => {
+    expect(loadConfig({}).hostAgentsDns).toBeUndefined();
+    expect(loadConfig({ HOST_AGENTS_DNS: "" }).hostAgentsDns).toBeUndefined();
+  });
+
+  it.each([
+    ["browser-host:50051", { name: "browser-host", port: 50051 }],
+    ["agents.browser-infra.svc.cluster.local.:443", { name: "agents.browser-infra.svc.cluster.local.", port: 443 }],
+    ["localhost:1", { name: "localhost", port: 1 }],
+  ])("reads %s", (raw, expected) => {
+    expect(loadConfig({ HOST_AGENTS_DNS: raw }).hostAgentsDns).toEqual(expected);
+  });
+
+  it.each([
+    "browser-host",
+    "browser-host:",
+    ":50051",
+    "browser-host:0",
+    "browser-host:65536",
+    "browser-host:50051,other:50051",
+    "http://browser-host:50051",
+    "[::1]:50051",
+    "bad_name!:50051",
+    "-leading-hyphen:50051",
+  ])("refuses %s in one line", (raw) => {
+    const load = () => loadConfig({ HOST_AGENTS_DNS: raw });
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(`HOST_AGENTS_DNS must be name:port (a DNS name and a port from 1 to 65535), got "${raw}"`);
+  });
+});

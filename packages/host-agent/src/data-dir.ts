@@ -1,0 +1,55 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { killAll, MARKER_VARIABLE } from "./browser/processes.ts";
+import { browsersRoot } from "./browser/profile.ts";
+import { ConfigError } from "./config.ts";
+
+const LOCK_FILE = "agent.pid";
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The pid in the lock file, when it names a live process other than this one. */
+function holder(lockPath: string): number | undefined {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(lockPath, "utf8").trim());
+  } catch {
+    return undefined;
+  }
+  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && running(pid) ? pid : undefined;
+}
+
+/**
+ * Takes the agent's data directory for this process and wipes what an earlier run left in it:
+ * every process carrying the directory's marker (browsers and the Xvfb of an agent that was
+ * killed without a chance to clean up) is SIGKILLed, and every browser directory deleted. A
+ * directory another running agent holds is refused: two agents on one directory would wipe each
+ * other's sessions. Resolves with how many processes were left behind.
+ */
+export async function claimDataDir(dataDir: string): Promise<{ orphansKilled: number; release: () => void }> {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const lockPath = join(dataDir, LOCK_FILE);
+  const other = holder(lockPath);
+  if (other !== undefined) {
+    throw new ConfigError(
+      `AGENT_DATA_DIR ${dataDir} is in use by another host agent (pid ${other}); give each agent its own`,
+    );
+  }
+  writeFileSync(lockPath, `${process.pid}\n`, { mode: 0o600 });
+  const orphansKilled = await killAll({ marker: `${MARKER_VARIABLE}=${dataDir}` });
+  rmSync(browsersRoot(dataDir), { recursive: true, force: true, maxRetries: 3 });
+  mkdirSync(browsersRoot(dataDir), { mode: 0o700 });
+  return {
+    orphansKilled,
+    release: () => {
+      if (holder(lockPath) === undefined) rmSync(lockPath, { force: true });
+    },
+  };
+}
