@@ -29,6 +29,8 @@ let system: System;
 let agentEnv: NodeJS.ProcessEnv;
 /** The agent now serving the session's address (the system's first, then each restart). */
 let agent: AgentProcess;
+/** The session on that agent (a new one after each restart). */
+let sessionId: string;
 const figures: Record<string, number> = {};
 
 beforeAll(async () => {
@@ -42,6 +44,7 @@ beforeAll(async () => {
     gatewayEnv: { AGENT_TIMEOUT_MS: String(AGENT_TIMEOUT_MS) },
   });
   agent = system.agent;
+  sessionId = system.session.id;
 });
 
 afterAll(async () => {
@@ -61,7 +64,7 @@ const HOLD_KEYS = ["Shift_L", "a"];
 function startHold(): Promise<{ res: Response; ms: number }> {
   const started = performance.now();
   return system
-    .api(`/browsers/${system.session.id}/computer/press_key`, {
+    .api(`/browsers/${sessionId}/computer/press_key`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ keys: ["a"], hold_keys: ["Shift_L"], duration: HOLD_MS }),
@@ -87,14 +90,22 @@ async function waitForKeysDown(): Promise<number[]> {
   return recorder.keysDown();
 }
 
+/**
+ * Restarts the agent at the same address. A restarted agent runs none of the sessions of the one
+ * before (it wiped them at start), so the gateway ends the old session once it sees the new agent,
+ * and the next session is created on the same host.
+ */
 async function restartAgent(): Promise<void> {
   agent = await startAgent(agentEnv);
-  // The gateway's channel reconnects by itself; wait until a call goes through again.
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const res = await system.api(`/browsers/${system.session.id}/fs/file_info?path=/`);
-    if (res.status === 200) return;
-    if (Date.now() > deadline) throw new Error(`the gateway did not reach the restarted agent: ${res.status}`);
+    const res = await system.api("/browsers", { method: "POST" });
+    if (res.status === 200) {
+      sessionId = ((await res.json()) as { session_id: string }).session_id;
+      return;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`the gateway did not start a session on the restarted agent: ${res.status}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

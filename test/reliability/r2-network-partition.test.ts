@@ -65,6 +65,8 @@ beforeAll(async () => {
   ({ script: agent } = await startListening(net.b, AGENT_MAIN, {
     AGENT_LISTEN: agentAddress,
     AGENT_METRICS_LISTEN: "off",
+    AGENT_CHROMIUM_PATH: "none",
+    AGENT_DATA_DIR: join(dataDir, "host-agent"),
     LOG_LEVEL: "info",
   }));
   let port: number;
@@ -79,14 +81,19 @@ beforeAll(async () => {
   }));
   const organizationId = `org-${newId(8)}`;
   const { key } = await createApiKey(store, organizationId, "r2");
-  const sessionId = newId();
-  await store.browserSessions.insert({
-    id: sessionId,
-    organizationId,
-    name: "r2",
-    hostAddress: agentAddress,
-    createdAt: new Date().toISOString(),
-  });
+  // Created through the API from inside the gateway's namespace, so the agent starts it.
+  const created = startScript(
+    [
+      ...net.exec(net.a),
+      process.execPath,
+      "-e",
+      `fetch("http://127.0.0.1:${port}/browsers", { method: "POST", headers: { authorization: "Bearer ${key}" } })
+      .then((r) => r.json()).then((b) => console.log(JSON.stringify(b)))`,
+    ],
+    {},
+  );
+  const { stdout: createdOut } = await created.done;
+  const sessionId = (JSON.parse(createdOut.trim()) as { session_id: string }).session_id;
 
   const load = startScript([...net.exec(net.a), process.execPath, LOAD_SCRIPT], {
     LOAD_URL: `http://127.0.0.1:${port}`,

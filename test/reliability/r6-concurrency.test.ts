@@ -86,7 +86,11 @@ describe("R6 concurrent press_key on one session", () => {
   beforeAll(async () => {
     xvfb = await startXvfb();
     recorder = await startKeyRecorder(xvfb.display);
-    system = await startSystem({ store: "sqlite", agentEnv: { DISPLAY: xvfb.display } });
+    // More than the default 32 presses may wait: all 50 are queued at once.
+    system = await startSystem({
+      store: "sqlite",
+      agentEnv: { DISPLAY: xvfb.display, AGENT_MAX_QUEUED_PRESSES: "64" },
+    });
   });
 
   afterAll(async () => {

@@ -381,11 +381,11 @@ describe("R7 mTLS at the host agent", () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  /** FileInfo straight at the agent, as any caller on the network could try it. */
+  /** Describe straight at the agent, as any caller on the network could try it. */
   async function callAgent(clientCredentials: ReturnType<typeof credentials.createInsecure>): Promise<string> {
     const channel = new GrpcClient(`localhost:${agent.port}`, clientCredentials);
     try {
-      await createPromiseClient(HostAgent, channel).fileInfo({ path: "/" }, { timeoutMs: 3_000 });
+      await createPromiseClient(HostAgent, channel).describe({}, { timeoutMs: 3_000 });
       return "OK";
     } catch (error) {
       return error instanceof RpcError ? `refused: ${error.code}` : String(error);
