@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import type { Readable } from "node:stream";
+import { readDisplayNumber } from "../../packages/host-agent/src/display/xvfb.ts";
 
 export interface Xvfb {
   /** The DISPLAY value, such as ":1". */
@@ -59,14 +60,4 @@ export async function startXvfb(options: { display?: string } = {}): Promise<Xvf
     await stop();
     throw error;
   }
-}
-
-/** Xvfb writes its display number and a newline to the -displayfd pipe once it accepts connections. */
-async function readDisplayNumber(pipe: Readable): Promise<number> {
-  let text = "";
-  for await (const chunk of pipe) {
-    text += (chunk as Buffer).toString("utf8");
-    if (text.includes("\n")) return Number.parseInt(text, 10);
-  }
-  throw new Error("Xvfb closed the -displayfd pipe without naming its display");
 }

@@ -65,7 +65,7 @@ export async function startOwnXvfb(screen: string, dataDir: string): Promise<Own
 }
 
 /** Xvfb writes its display number and a newline to the -displayfd pipe once it accepts connections. */
-async function readDisplayNumber(pipe: Readable): Promise<number> {
+export async function readDisplayNumber(pipe: Readable): Promise<number> {
   let text = "";
   for await (const chunk of pipe) {
     text += (chunk as Buffer).toString("utf8");
