@@ -53,9 +53,10 @@ async function startBrowserAgent(env: NodeJS.ProcessEnv = {}): Promise<AgentProc
   return agent;
 }
 
-/** The X display an agent started for itself, from its "listening" log line. */
-async function displayOf(agent: AgentProcess): Promise<string> {
-  return String((await agent.waitForLog((line) => line.msg === "listening")).display);
+/** The X display an agent started for itself and its cookie file, from its "listening" log line. */
+async function displayOf(agent: AgentProcess): Promise<{ display: string; xauthority: string }> {
+  const line = await agent.waitForLog((l) => l.msg === "listening");
+  return { display: String(line.display), xauthority: String(line.xauthority) };
 }
 
 async function connect(session: Kernel.BrowserCreateResponse): Promise<Browser> {
@@ -231,7 +232,12 @@ describe("every browser session gets its own fresh Chromium", { timeout: 6 * STE
     const page = await openPage(await connect(b));
     await sleep(1_000);
     expect(await page.locator("#typed").inputValue()).toBe("");
-    const x = await X11Connection.open(await displayOf(agent));
+    const { display, xauthority } = await displayOf(agent);
+    // The agent's display admits only clients with its cookie.
+    delete process.env.XAUTHORITY;
+    await expect(X11Connection.open(display)).rejects.toThrow();
+    process.env.XAUTHORITY = xauthority;
+    const x = await X11Connection.open(display);
     try {
       expect([...(await x.queryKeymap())].every((byte) => byte === 0)).toBe(true);
     } finally {

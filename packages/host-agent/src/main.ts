@@ -55,6 +55,9 @@ if (config.xvfbScreen) {
   xvfb = await startOwnXvfb(config.xvfbScreen, config.dataDir).catch((error: unknown) =>
     fail("cannot start Xvfb", error),
   );
+  // Every X client of this process (node-x11 reads XAUTHORITY) and every browser it launches
+  // (launch.ts passes it on) presents the display's cookie.
+  process.env.XAUTHORITY = xvfb.xauthority;
   // Every session's browser and key presses are on this display: without it the agent is no host.
   void xvfb.exited.then((how) => {
     if (stopping) return;
@@ -143,6 +146,7 @@ logger.info(
     tls: Boolean(config.tls),
     mtls: Boolean(config.tls?.clientCa),
     display,
+    xauthority: process.env.XAUTHORITY,
     dataDir: config.dataDir,
     chromium: config.chromiumPath ?? "none",
     metricsPort: metrics?.port,

@@ -91,6 +91,8 @@ export async function launchChromium(options: LaunchOptions): Promise<Browser> {
     [MARKER_VARIABLE]: options.dataDir,
     [BROWSER_MARKER_VARIABLE]: dir.root,
     ...(options.display !== undefined && { DISPLAY: options.display }),
+    // The display's cookie, when it wants one (always for the agent's own Xvfb).
+    ...(process.env.XAUTHORITY && { XAUTHORITY: process.env.XAUTHORITY }),
   };
   const child = spawn(options.chromiumPath, chromiumFlags(options), {
     env,

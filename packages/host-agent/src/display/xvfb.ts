@@ -1,10 +1,15 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { MARKER_VARIABLE } from "../browser/processes.ts";
 
 export interface OwnXvfb {
   /** The DISPLAY value, such as ":3". */
   display: string;
+  /** The X authority file with the display's cookie: only processes given it (XAUTHORITY) may connect. */
+  xauthority: string;
   /** Resolves when Xvfb exits, with how. */
   exited: Promise<string>;
   stop(): Promise<void>;
@@ -13,19 +18,41 @@ export interface OwnXvfb {
 const STARTUP_TIMEOUT_MS = 10_000;
 
 /**
+ * A new X authority file holding one MIT-MAGIC-COOKIE-1 for any display and address (family Wild,
+ * empty display number): the display number is known only once Xvfb picked it.
+ */
+function writeXauthority(path: string): void {
+  const field = (value: Buffer) => {
+    const length = Buffer.alloc(2);
+    length.writeUInt16BE(value.length);
+    return Buffer.concat([length, value]);
+  };
+  const entry = Buffer.concat([
+    Buffer.from([0xff, 0xff]),
+    field(Buffer.alloc(0)),
+    field(Buffer.alloc(0)),
+    field(Buffer.from("MIT-MAGIC-COOKIE-1")),
+    field(randomBytes(16)),
+  ]);
+  writeFileSync(path, entry, { mode: 0o600 });
+}
+
+/**
  * Starts an Xvfb of the agent's own on a free display (Xvfb picks it: -displayfd), with the data
- * directory's marker so that a later agent kills it if this one dies without stopping it.
+ * directory's marker so that a later agent kills it if this one dies without stopping it. It
+ * admits only clients with its cookie: an X server also listens on an abstract socket, which no
+ * file permission or private /tmp protects, so without one any local process (another agent's
+ * browser, say) could connect to this display and type into it.
  */
 export async function startOwnXvfb(screen: string, dataDir: string): Promise<OwnXvfb> {
+  const xauthority = join(dataDir, "Xauthority");
+  writeXauthority(xauthority);
   // -noreset: the server would otherwise reset whenever its last client leaves, between two sessions.
-  const child: ChildProcess = spawn(
-    "Xvfb",
-    ["-displayfd", "3", "-screen", "0", screen, "-nolisten", "tcp", "-noreset"],
-    {
-      stdio: ["ignore", "ignore", "pipe", "pipe"],
-      env: { PATH: process.env.PATH, [MARKER_VARIABLE]: dataDir },
-    },
-  );
+  const args = ["-displayfd", "3", "-screen", "0", screen, "-nolisten", "tcp", "-noreset", "-auth", xauthority];
+  const child: ChildProcess = spawn("Xvfb", args, {
+    stdio: ["ignore", "ignore", "pipe", "pipe"],
+    env: { PATH: process.env.PATH, [MARKER_VARIABLE]: dataDir },
+  });
   const stderr: string[] = [];
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr.push(chunk.toString("utf8"));
@@ -57,7 +84,7 @@ export async function startOwnXvfb(screen: string, dataDir: string): Promise<Own
         resolve(value);
       }, reject);
     });
-    return { display: `:${number}`, exited, stop };
+    return { display: `:${number}`, xauthority, exited, stop };
   } catch (error) {
     await stop();
     throw error;
