@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import type { WindowSize } from "./browser/launch.ts";
+import { killAll, MARKER_VARIABLE } from "./browser/processes.ts";
 import { decideSandbox } from "./browser/sandbox.ts";
 import { WarmSpare } from "./browser/warm-spare.ts";
 import { ConfigError, loadConfig } from "./config.ts";
@@ -46,6 +47,15 @@ function fail(message: string, error: unknown): never {
 // Before anything is started: kills what an earlier run on this data directory left behind.
 const dataDir = await claimDataDir(config.dataDir).catch((error: unknown) => fail("cannot use AGENT_DATA_DIR", error));
 process.once("exit", dataDir.release);
+// A signal while the agent starts ends what it started so far (its Xvfb, a spare browser), found
+// by the data directory's marker, instead of leaving it to the next start.
+const stopWhileStarting = (signal: NodeJS.Signals) => {
+  stopping = true;
+  logger.info({ signal }, "stopped while starting");
+  void killAll({ marker: `${MARKER_VARIABLE}=${config.dataDir}` }).finally(() => process.exit(0));
+};
+process.once("SIGTERM", stopWhileStarting);
+process.once("SIGINT", stopWhileStarting);
 if (dataDir.orphansKilled > 0) {
   logger.warn({ processes: dataDir.orphansKilled }, "killed processes an earlier run of this agent left behind");
 }
@@ -111,6 +121,8 @@ async function releaseStuckKeys(when: string): Promise<void> {
 // A previous agent killed mid-hold can leave keys down on a display that outlived it.
 await releaseStuckKeys("start");
 
+// Stopped while starting: nothing more may be started; the exit follows once the rest is killed.
+if (stopping) await new Promise<never>(() => {});
 const slot = new BrowserSlot({ spare, display, keyboard, logger });
 const server = await startAgentServer({ ...config, display }, { keyboard, slot, logger });
 const metrics = config.metricsListen
@@ -135,6 +147,8 @@ async function stop(signal: string): Promise<void> {
   process.exit(0);
 }
 
+process.off("SIGTERM", stopWhileStarting);
+process.off("SIGINT", stopWhileStarting);
 process.on("SIGTERM", () => void stop("SIGTERM"));
 process.on("SIGINT", () => void stop("SIGINT"));
 
