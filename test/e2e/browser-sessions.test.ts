@@ -94,6 +94,21 @@ function running(pid: number): boolean {
   }
 }
 
+/** The processes of the process group `pgid`. */
+function processGroup(pgid: number): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]) === pgid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
 function hostOf(session: { session_id: string }): Promise<string | undefined> {
   return store.hosts.list().then((hosts) => hosts.find((host) => host.sessionId === session.session_id)?.address);
 }
@@ -306,12 +321,15 @@ describe("every browser session gets its own fresh Chromium", { timeout: 6 * STE
       const sessionDirs = readdirSync(join(agentDataDir, "browsers"));
       expect(sessionDirs.length).toBeGreaterThan(0);
 
+      // The browser and its helpers (zygotes, renderers, GPU process): its process group.
+      const group = processGroup(pid);
+      expect(group.length).toBeGreaterThan(1);
       await first.stop("SIGKILL");
       // The browser outlived its agent for now: only the next agent on this data directory can end it.
       expect(running(pid)).toBe(true);
       second = await startBrowserAgent(env);
       await second.waitForLog((line) => line.msg === "killed processes an earlier run of this agent left behind");
-      expect(running(pid)).toBe(false);
+      expect(group.filter(running)).toEqual([]);
       for (const dir of sessionDirs) expect(existsSync(join(agentDataDir, "browsers", dir))).toBe(false);
 
       // The gateway finds the restarted agent runs none of the old session, ends it, and uses the host again.

@@ -2,10 +2,12 @@ import { readdirSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 
 /**
- * Every process the agent starts (Xvfb, each Chromium and all of Chromium's children, which inherit
- * it) carries this variable, set to the agent's data directory. A later agent on the same data
- * directory finds what an earlier one left behind by it, even after a SIGKILL gave no chance to
- * clean up, and a browser's own processes are found by its directory the same way.
+ * Every process the agent starts (Xvfb, each Chromium) carries this variable, set to the agent's
+ * data directory. A later agent on the same data directory finds what an earlier one left behind
+ * by it, even after a SIGKILL gave no chance to clean up, and a browser's own processes are found
+ * by its directory the same way. Chromium's helpers (zygotes, renderers, GPU process) inherit it
+ * but write their process titles over it, so /proc shows it only for the browser process and its
+ * crash handler; each browser leads a process group of its own, and the helpers are found by that.
  */
 export const MARKER_VARIABLE = "BROWSER_INFRA_AGENT_DATA_DIR";
 /** Set to the browser's own directory on each Chromium, so one browser's processes are told from another's. */
@@ -57,15 +59,19 @@ export interface ProcessMatch {
   groups?: readonly number[];
 }
 
-/** The pids matching, excluding this process. */
+/**
+ * The pids matching, excluding this process: those carrying the marker, those in one of the
+ * groups, and those in the group of a marked process that leads its group (a browser, whose
+ * helpers hide the marker). A marked process in someone else's group (Xvfb, in the agent's) does
+ * not bring that group in.
+ */
 export function findProcesses(match: ProcessMatch): number[] {
-  return allProcesses()
-    .filter(
-      (entry) =>
-        (match.groups?.includes(entry.pgid) ?? false) ||
-        (match.marker !== undefined && (entry.environ?.includes(match.marker) ?? false)),
-    )
-    .map((entry) => entry.pid);
+  const processes = allProcesses();
+  const marked = (entry: ProcessEntry) =>
+    match.marker !== undefined && (entry.environ?.includes(match.marker) ?? false);
+  const groups = new Set(match.groups ?? []);
+  for (const entry of processes) if (entry.pid === entry.pgid && marked(entry)) groups.add(entry.pgid);
+  return processes.filter((entry) => groups.has(entry.pgid) || marked(entry)).map((entry) => entry.pid);
 }
 
 function signal(pid: number, name: NodeJS.Signals): void {

@@ -61,6 +61,7 @@ export class WarmSpare {
     if (this.#closed || this.#spare) return;
     const spare = launchFreshBrowser(this.#options).then(
       (browser) => {
+        this.#options.logger.info({ pid: browser.pid }, "warm spare browser ready");
         void browser.exited.then(async (how) => {
           // Still waiting as the spare: replace it. Once taken, its exit is the session's business.
           if (this.#spare !== spare) return;
