@@ -1,7 +1,9 @@
 // npm run bench [-- --smoke] [-- --profile] [-- --only=B1,B3] [-- --report]
-// Starts everything itself, runs B1–B6 each against its baseline in the same run, prints a table,
+// Starts everything itself, runs B1–B8 each against its baseline in the same run, prints a table,
 // and writes bench/results.json and bench/RESULTS.md (smoke runs write to a temporary folder instead,
-// so they never overwrite the committed results).
+// so they never overwrite the committed results). A run with --only replaces the outcomes of the
+// benchmarks it ran and keeps the others from the previous results.json, marked with the run they
+// came from.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,7 +14,9 @@ import { b3FileInfoThroughput } from "./b3-file-info-throughput.ts";
 import { b4ProxyRenameThroughput } from "./b4-proxy-rename-throughput.ts";
 import { b5PeakRss } from "./b5-peak-rss.ts";
 import { b6Replicas } from "./b6-replicas.ts";
-import { type BenchContext, type BenchOutcome, FULL, SkipBenchmark, SMOKE } from "./lib/bench.ts";
+import { b7SessionReady } from "./b7-session-ready.ts";
+import { b8IdleAgentMemory } from "./b8-idle-agent-memory.ts";
+import { type BenchContext, type BenchOutcome, type EarlierRun, FULL, SkipBenchmark, SMOKE } from "./lib/bench.ts";
 import { summarizeProfile } from "./lib/cpu-profile.ts";
 import { BenchEnvironment } from "./lib/environment.ts";
 import { currentLoad, describeMachine } from "./lib/machine.ts";
@@ -47,6 +51,9 @@ const benchmarks: { id: string; run: (ctx: BenchContext) => Promise<BenchOutcome
   // After B1–B4 and before B6 starts the second replica: the peaks B5 reports are those of B1–B4.
   { id: "B5", run: b5PeakRss },
   { id: "B6", run: b6Replicas },
+  { id: "B7", run: b7SessionReady },
+  // After B7: reports B7's agent, idle again after its sessions, beside a fresh one.
+  { id: "B8", run: b8IdleAgentMemory },
 ];
 
 const started = performance.now();
@@ -120,9 +127,29 @@ const report: RunReport = {
   totalSeconds: (performance.now() - started) / 1000,
   outcomes,
 };
+// A subset run keeps the other benchmarks' recorded outcomes, in the suite's order.
+const resultsFile = join(outDir, "results.json");
+if (only && !smoke && existsSync(resultsFile)) {
+  const previous = JSON.parse(readFileSync(resultsFile, "utf8")) as RunReport;
+  const earlier: EarlierRun = {
+    command: previous.command,
+    date: previous.machine.date,
+    commit: previous.machine.commit,
+    dirty: previous.machine.dirty,
+    loadAtStart: previous.machine.loadAtStart,
+    loadAtEnd: previous.machine.loadAtEnd,
+  };
+  const ran = new Set(outcomes.map((o) => o.id));
+  const kept = previous.outcomes.filter((o) => !ran.has(o.id)).map((o) => ({ ...o, from: o.from ?? earlier }));
+  const position = (id: string) => {
+    const index = benchmarks.findIndex((b) => b.id === id);
+    return index < 0 ? benchmarks.length : index;
+  };
+  report.outcomes = [...kept, ...outcomes].sort((a, b) => position(a.id) - position(b.id));
+}
 const analysis = existsSync(ANALYSIS_FILE) ? readFileSync(ANALYSIS_FILE, "utf8") : "";
 mkdirSync(outDir, { recursive: true });
-writeFileSync(join(outDir, "results.json"), `${JSON.stringify(report, null, 2)}\n`);
+writeFileSync(resultsFile, `${JSON.stringify(report, null, 2)}\n`);
 writeFileSync(join(outDir, "RESULTS.md"), markdownReport(report, analysis));
 
 process.stdout.write(`\n${textTable(outcomes)}\n\n`);

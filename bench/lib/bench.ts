@@ -33,6 +33,18 @@ export interface BenchOutcome {
   seconds: number;
   /** Set when the benchmark could not run at all (e.g. the API it needs is not there). */
   skipped?: string;
+  /** Set on an outcome kept from an earlier results.json by a run with --only that did not run it. */
+  from?: EarlierRun;
+}
+
+/** The run an outcome was kept from. */
+export interface EarlierRun {
+  command: string;
+  date: string;
+  commit: string;
+  dirty: boolean;
+  loadAtStart: number;
+  loadAtEnd?: number;
 }
 
 export interface BenchSettings {
@@ -47,6 +59,11 @@ export interface BenchSettings {
   throughputRounds: number;
   throughputRoundS: number;
   connections: number;
+  /** B7: sessions per side (ours, cold launch), in alternating rounds, after one warm-up each. */
+  browserSessions: number;
+  /** B8: seconds the idle agent settles after its spare is up, then samples taken one second apart. */
+  memorySettleS: number;
+  memorySamples: number;
 }
 
 export const FULL: BenchSettings = {
@@ -61,6 +78,9 @@ export const FULL: BenchSettings = {
   throughputRounds: 5,
   throughputRoundS: 4,
   connections: 32,
+  browserSessions: 20,
+  memorySettleS: 5,
+  memorySamples: 5,
 };
 
 export const SMOKE: BenchSettings = {
@@ -74,6 +94,9 @@ export const SMOKE: BenchSettings = {
   throughputRounds: 1,
   throughputRoundS: 1,
   connections: 32,
+  browserSessions: 3,
+  memorySettleS: 2,
+  memorySamples: 2,
 };
 
 export interface BenchContext {

@@ -7,14 +7,38 @@ import { MAIN, runtimeEnv, type Service, warmCompileCache } from "../../deploy/n
 import { createApiKey } from "../../packages/gateway/src/auth/api-keys.ts";
 import { newId } from "../../packages/gateway/src/store/ids.ts";
 import { openStore, type Store, sqlitePathIn } from "../../packages/gateway/src/store/store.ts";
+import { killAll, MARKER_VARIABLE } from "../../packages/host-agent/src/browser/processes.ts";
+import { type OwnXvfb, startOwnXvfb } from "../../packages/host-agent/src/display/xvfb.ts";
 import { type KeyRecorder, startKeyRecorder } from "../../test/support/key-recorder.ts";
 import { createDatabase, type PostgresServer, startPostgres } from "../../test/support/postgres.ts";
 import { startXvfb, type Xvfb } from "../../test/support/xvfb.ts";
-import { type ServerProcess, startServerProcess } from "./processes.ts";
+import { listeningRecord, type ServerProcess, startServerProcess } from "./processes.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BASELINES = join(ROOT, "bench/baselines");
 const SESSION_TIMEOUT_SECONDS = 24 * 3600;
+/** The screen of every Xvfb that B7 and B8 start: the agents' own and the baselines'. */
+export const BROWSER_SCREEN = "1280x800x24";
+export const BROWSER_WINDOW = { width: 1280, height: 800 };
+export const CHROMIUM_PATH = "/usr/bin/chromium";
+
+/** A host agent that owns a browser slot: its own Xvfb, a warm spare Chromium, a data directory of its own. */
+export interface BrowserAgent {
+  process: ServerProcess;
+  /** AGENT_DATA_DIR: every process the agent starts carries it in BROWSER_INFRA_AGENT_DATA_DIR. */
+  dataDir: string;
+  /** The agent's own Xvfb, from its "listening" line. */
+  display: string;
+  /** The X authority file with that display's cookie, when the agent names one in its "listening" line. */
+  xauthority: string | undefined;
+}
+
+/** A gateway whose only host is a browser agent, on a SQLite store of its own, and a key for it. */
+export interface BrowserGateway {
+  process: ServerProcess;
+  agent: BrowserAgent;
+  apiKey: string;
+}
 
 /** A gateway's store with the organization, API key and browser session every request uses. */
 export interface Tenant {
@@ -45,6 +69,9 @@ export class BenchEnvironment {
   #postgres: PostgresServer | undefined;
   #tenants = new Map<string, Promise<Tenant>>();
   readonly #warmed = new Set<string>();
+  readonly #browserAgents = new Map<string, Promise<BrowserAgent>>();
+  #browserGateway: Promise<BrowserGateway> | undefined;
+  #tenantSession: Promise<void> | undefined;
 
   constructor(options: { profileDir?: string }) {
     this.profileDir = options.profileDir;
@@ -84,10 +111,105 @@ export class BenchEnvironment {
         AGENT_LISTEN: "127.0.0.1:0",
         AGENT_METRICS_LISTEN: "127.0.0.1:0",
         DISPLAY: display,
+        // B1–B6 measure keys and files: a browser would take the focus from the recorder window.
+        AGENT_CHROMIUM_PATH: "none",
+        // Its own, never the working directory's ./data/host-agent another agent may hold.
+        AGENT_DATA_DIR: join(this.dir, "agent"),
         LOG_LEVEL: "info",
       },
       true,
     );
+  }
+
+  /**
+   * Agent `name` as a browser host runs it (B7, B8): AGENT_XVFB (an Xvfb of its own), Chromium
+   * (a warm spare launched while idle), AGENT_DATA_DIR in the run's folder. Stopping it (SIGTERM)
+   * ends its browsers and its Xvfb; whatever still carries its data directory's marker after that
+   * is killed at stop().
+   */
+  browserAgent(name = "browser-agent"): Promise<BrowserAgent> {
+    let agent = this.#browserAgents.get(name);
+    if (!agent) {
+      agent = this.#startBrowserAgent(name);
+      this.#browserAgents.set(name, agent);
+    }
+    return agent;
+  }
+
+  /** The browser agent `name` if a benchmark started it (B8 reports B7's agent too). */
+  startedBrowserAgent(name = "browser-agent"): Promise<BrowserAgent> | undefined {
+    return this.#browserAgents.get(name);
+  }
+
+  async #startBrowserAgent(name: string): Promise<BrowserAgent> {
+    const dataDir = join(this.dir, name);
+    this.#cleanups.push(async () => {
+      await killAll({ marker: `${MARKER_VARIABLE}=${dataDir}` });
+    });
+    const server = await this.#start(
+      name,
+      MAIN["host-agent"],
+      {
+        ...this.#production("host-agent"),
+        AGENT_LISTEN: "127.0.0.1:0",
+        AGENT_METRICS_LISTEN: "127.0.0.1:0",
+        AGENT_XVFB: BROWSER_SCREEN,
+        AGENT_CHROMIUM_PATH: CHROMIUM_PATH,
+        AGENT_DATA_DIR: dataDir,
+        LOG_LEVEL: "info",
+      },
+      true,
+    );
+    const listening = listeningRecord(server.logFile);
+    const display = listening?.display;
+    if (typeof display !== "string") throw new Error(`${name} named no display in its "listening" line`);
+    const xauthority = typeof listening?.xauthority === "string" ? listening.xauthority : undefined;
+    return { process: server, dataDir, display, xauthority };
+  }
+
+  /** The gateway of B7: its only host the browser agent, checked every 200 ms, its own SQLite store and key. */
+  browserGateway(): Promise<BrowserGateway> {
+    this.#browserGateway ??= this.#startBrowserGateway();
+    return this.#browserGateway;
+  }
+
+  async #startBrowserGateway(): Promise<BrowserGateway> {
+    const agent = await this.browserAgent();
+    const dataDir = join(this.dir, "browser-gateway");
+    const store = await openStore({ sqlitePath: sqlitePathIn(dataDir) });
+    this.#cleanups.push(() => store.close());
+    const { key: apiKey } = await createApiKey(store, `org-bench-${newId(6)}`, "bench");
+    const server = await this.#start(
+      "browser-gateway",
+      MAIN.gateway,
+      {
+        ...this.#production("gateway"),
+        DATA_DIR: dataDir,
+        PORT: "0",
+        HOST: "127.0.0.1",
+        HOST_AGENTS: `127.0.0.1:${agent.process.port}`,
+        HOST_CHECK_INTERVAL_MS: "200",
+        SECRETS_KEY: this.#secretsKey,
+        LOG_LEVEL: "info",
+      },
+      true,
+    );
+    return { process: server, agent, apiKey };
+  }
+
+  /**
+   * An Xvfb started the way the agent starts its own (same code, same screen) for a baseline's
+   * browsers, its processes marked with a folder of the run's own; stopped at stop() at the latest.
+   */
+  async ownXvfb(name: string): Promise<{ xvfb: OwnXvfb; dir: string }> {
+    const dir = join(this.dir, name);
+    mkdirSync(dir, { recursive: true });
+    const xvfb = await startOwnXvfb(BROWSER_SCREEN, dir);
+    this.#cleanups.push(async () => {
+      await xvfb.stop();
+      await killAll({ marker: `${MARKER_VARIABLE}=${dir}` });
+    });
+    return { xvfb, dir };
   }
 
   /** A tenant per store kind, created once: both PostgreSQL replicas share one database. */
@@ -104,7 +226,7 @@ export class BenchEnvironment {
   async gateway(name: string, kind: "sqlite" | "postgres"): Promise<ServerProcess> {
     const tenant = await this.tenant(kind);
     const agent = await this.agent();
-    return this.#start(
+    const gateway = await this.#start(
       name,
       MAIN.gateway,
       {
@@ -118,6 +240,27 @@ export class BenchEnvironment {
       },
       true,
     );
+    // B1–B3 press keys and read files in the SQLite tenant's session, so it must run on the agent.
+    if (kind === "sqlite") {
+      this.#tenantSession ??= this.#startSession(gateway, tenant);
+      await this.#tenantSession;
+    }
+    return gateway;
+  }
+
+  /**
+   * The tenant's session, started as a client starts one (POST /browsers on the agent, the gateway's
+   * only host), once. A PostgreSQL gateway on the same agent would stop it (a session its store
+   * does not know), but those start only with B4, after B1–B3.
+   */
+  async #startSession(gateway: ServerProcess, tenant: Tenant): Promise<void> {
+    const response = await fetch(`${gateway.url}/browsers`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${tenant.apiKey}`, "content-type": "application/json" },
+      // The idle reaper would end a session left alone while another benchmark runs.
+      body: JSON.stringify({ name: tenant.sessionName, timeout_seconds: SESSION_TIMEOUT_SECONDS }),
+    });
+    if (!response.ok) throw new Error(`POST /browsers answered ${response.status}: ${await response.text()}`);
   }
 
   async baseline(file: "xdotool-server" | "lstat-server" | "express-rename"): Promise<ServerProcess> {
@@ -245,17 +388,6 @@ export class BenchEnvironment {
     this.#cleanups.push(() => store.close());
     const organizationId = `org-bench-${newId(6)}`;
     const { key: apiKey } = await createApiKey(store, organizationId, "bench");
-    const agent = await this.agent();
-    const sessionName = "local";
-    await store.browserSessions.insert({
-      id: newId(),
-      organizationId,
-      name: sessionName,
-      hostAddress: `127.0.0.1:${agent.port}`,
-      createdAt: new Date().toISOString(),
-      // The idle reaper would end a session left alone while another benchmark runs.
-      timeoutSeconds: SESSION_TIMEOUT_SECONDS,
-    });
-    return { store, storeEnv, apiKey, sessionName };
+    return { store, storeEnv, apiKey, sessionName: "local" };
   }
 }

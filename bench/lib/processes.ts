@@ -92,14 +92,24 @@ export async function startServerProcess(
 }
 
 function listeningPort(log: string): number | undefined {
+  const port = listeningLine(log)?.port;
+  return typeof port === "number" ? port : undefined;
+}
+
+function listeningLine(log: string): Record<string, unknown> | undefined {
   for (const line of log.split("\n")) {
     if (!line.includes('"listening"')) continue;
     try {
-      const parsed = JSON.parse(line) as { msg?: unknown; port?: unknown };
-      if (parsed.msg === "listening" && typeof parsed.port === "number") return parsed.port;
+      const parsed = JSON.parse(line) as Record<string, unknown>;
+      if (parsed.msg === "listening" && typeof parsed.port === "number") return parsed;
     } catch {}
   }
   return undefined;
+}
+
+/** The fields of a started process's `{"msg":"listening",…}` line (the agent names its display there). */
+export function listeningRecord(logFile: string): Record<string, unknown> | undefined {
+  return listeningLine(readFileSync(logFile, "utf8"));
 }
 
 /** VmHWM: the kernel's own record of the process's peak resident set, so no sample can miss a spike. */
