@@ -9,6 +9,7 @@ import { type Browser, type Page, chromium as playwright } from "playwright-core
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../packages/gateway/src/auth/api-keys.ts";
 import { openStore, type Store, sqlitePathIn } from "../../packages/gateway/src/store/store.ts";
+import { tmpRoot } from "../../packages/host-agent/src/browser/profile.ts";
 import { DEFAULT_CHROMIUM_PATH as CHROMIUM_PATH } from "../../packages/host-agent/src/config.ts";
 import { X11Connection } from "../../packages/host-agent/src/keyboard/x11-client.ts";
 import { freePort } from "../support/ports.ts";
@@ -330,7 +331,10 @@ describe("every browser session gets its own fresh Chromium", { timeout: 6 * STE
       second = await startBrowserAgent(env);
       await second.waitForLog((line) => line.msg === "killed processes an earlier run of this agent left behind");
       expect(group.filter(running)).toEqual([]);
-      for (const dir of sessionDirs) expect(existsSync(join(agentDataDir, "browsers", dir))).toBe(false);
+      for (const dir of sessionDirs) {
+        expect(existsSync(join(agentDataDir, "browsers", dir))).toBe(false);
+        expect(existsSync(join(tmpRoot(agentDataDir), dir))).toBe(false);
+      }
 
       // The gateway finds the restarted agent runs none of the old session, ends it, and uses the host again.
       let ended: Record<string, unknown> = {};

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { killAll, MARKER_VARIABLE } from "./browser/processes.ts";
-import { browsersRoot } from "./browser/profile.ts";
+import { browsersRoot, tmpRoot } from "./browser/profile.ts";
 import { ConfigError } from "./config.ts";
 
 const LOCK_FILE = "agent.pid";
@@ -29,7 +29,8 @@ function holder(lockPath: string): number | undefined {
 /**
  * Takes the agent's data directory for this process and wipes what an earlier run left in it:
  * every process carrying the directory's marker (browsers and the Xvfb of an agent that was
- * killed without a chance to clean up) is SIGKILLed, and every browser directory deleted. A
+ * killed without a chance to clean up) is SIGKILLed, and every browser directory deleted, with
+ * the browsers' temporary directories. A
  * directory another running agent holds is refused: two agents on one directory would wipe each
  * other's sessions. Resolves with how many processes were left behind.
  */
@@ -45,6 +46,7 @@ export async function claimDataDir(dataDir: string): Promise<{ orphansKilled: nu
   writeFileSync(lockPath, `${process.pid}\n`, { mode: 0o600 });
   const orphansKilled = await killAll({ marker: `${MARKER_VARIABLE}=${dataDir}` });
   rmSync(browsersRoot(dataDir), { recursive: true, force: true, maxRetries: 3 });
+  rmSync(tmpRoot(dataDir), { recursive: true, force: true, maxRetries: 3 });
   mkdirSync(browsersRoot(dataDir), { mode: 0o700 });
   return {
     orphansKilled,

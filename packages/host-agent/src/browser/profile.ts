@@ -1,18 +1,31 @@
+import { createHash } from "node:crypto";
 import { mkdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 /**
- * Everything one browser may write, under one directory of the agent's data directory: its
- * profile, its downloads, and the HOME and TMPDIR it runs with (so caches, crash reports, shared
- * memory files and anything else Chromium puts in ~ or /tmp are in it too). Deleting the directory
- * deletes all of it.
+ * Everything one browser may write: its profile, its downloads and the HOME it runs with (so
+ * caches, crash reports and anything else Chromium puts in ~), under one directory of the agent's
+ * data directory, and the TMPDIR it runs with (shared memory files, its singleton socket). Deleting
+ * both deletes all of it.
  */
 export interface BrowserDir {
   root: string;
   profile: string;
   downloads: string;
   home: string;
+  /**
+   * Not under root: Chromium puts a Unix socket in TMPDIR, and a socket's path may not exceed 107
+   * bytes, which a data directory deep in a file system would make it (Chromium then dies at start
+   * with "Socket path too long"). So it is a short directory in the system's temporary directory,
+   * named after the data directory (tmpRoot) so that the start-up wipe finds it.
+   */
   tmp: string;
+}
+
+/** Where the agent on `dataDir` puts its browsers' TMPDIRs: short, and its own. */
+export function tmpRoot(dataDir: string): string {
+  return join(tmpdir(), `bi-${createHash("sha256").update(dataDir).digest("hex").slice(0, 10)}`);
 }
 
 /** Where browsers live in the agent's data directory: wiped whole at start-up. */
@@ -28,7 +41,7 @@ export async function makeBrowserDir(dataDir: string, name: string): Promise<Bro
     profile: join(root, "profile"),
     downloads: join(root, "downloads"),
     home: join(root, "home"),
-    tmp: join(root, "tmp"),
+    tmp: join(tmpRoot(dataDir), name),
   };
   for (const path of [dir.profile, join(dir.profile, "Default"), dir.downloads, dir.home, dir.tmp]) {
     await mkdir(path, { recursive: true, mode: 0o700 });
@@ -45,4 +58,5 @@ export async function makeBrowserDir(dataDir: string, name: string): Promise<Bro
 
 export async function removeBrowserDir(dir: BrowserDir): Promise<void> {
   await rm(dir.root, { recursive: true, force: true, maxRetries: 3 });
+  await rm(dir.tmp, { recursive: true, force: true, maxRetries: 3 });
 }

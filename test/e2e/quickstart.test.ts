@@ -1,0 +1,98 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import Kernel from "@onkernel/sdk";
+import { chromium as playwright } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * `npm start` as a new user runs it: QUICKSTART_BROWSERS agents, each with its own Xvfb and
+ * Chromium, the session `local` on one of them, and the official client working with what it
+ * prints. Ctrl-C ends every process it started.
+ */
+
+const QUICKSTART = fileURLToPath(new URL("../../scripts/quickstart.ts", import.meta.url));
+const READY_TIMEOUT_MS = 60_000;
+
+let dataDir: string;
+let child: ReturnType<typeof spawn>;
+let output = "";
+let kernel: Kernel;
+
+/** Processes that carry one of the quick start's agent data directories as their marker. */
+function markedProcesses(): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const environ = readFileSync(`/proc/${name}/environ`, "utf8");
+      if (environ.includes(`BROWSER_INFRA_AGENT_DATA_DIR=${dataDir}/`)) pids.push(Number(name));
+    } catch {
+      // Gone, or not readable.
+    }
+  }
+  return pids;
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "quickstart-"));
+  child = spawn(process.execPath, [QUICKSTART], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: "0", QUICKSTART_BROWSERS: "2" },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  child.stdout?.on("data", (chunk: Buffer) => {
+    output += chunk.toString("utf8");
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    output += chunk.toString("utf8");
+  });
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (!output.includes("Ctrl-C stops everything.")) {
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`the quick start did not come up:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const baseURL = /export KERNEL_BASE_URL=(\S+)/.exec(output)?.[1];
+  const apiKey = /export KERNEL_API_KEY=(\S+)/.exec(output)?.[1];
+  kernel = new Kernel({ baseURL, apiKey, maxRetries: 0 });
+}, READY_TIMEOUT_MS + 10_000);
+
+afterAll(async () => {
+  if (child?.exitCode === null && child.pid !== undefined) {
+    process.kill(-child.pid, "SIGKILL");
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe("npm start", { timeout: 60_000 }, () => {
+  it("prints a session local with a browser of its own, and a second session right after gets another", async () => {
+    const local = await kernel.browsers.retrieve("local");
+    expect(output).toContain(local.cdp_ws_url);
+    const second = await kernel.browsers.create({});
+    expect(second.cdp_ws_url).not.toBe(local.cdp_ws_url);
+    for (const session of [local, second]) {
+      const browser = await playwright.connectOverCDP(session.cdp_ws_url);
+      expect(
+        browser
+          .contexts()[0]
+          ?.pages()
+          .map((page) => page.url()),
+      ).toEqual(["about:blank"]);
+    }
+    await kernel.browsers.deleteByID(second.session_id);
+  });
+
+  it("stops every process it started on Ctrl-C", async () => {
+    expect(markedProcesses().length).toBeGreaterThan(0);
+    const exited = once(child, "exit");
+    // Ctrl-C reaches the whole foreground process group; the quick start leads its own here.
+    process.kill(-(child.pid as number), "SIGINT");
+    const [code] = await exited;
+    expect(code).toBe(0);
+    expect(markedProcesses()).toEqual([]);
+  });
+});
