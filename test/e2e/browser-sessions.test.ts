@@ -218,7 +218,7 @@ describe("every browser session gets its own fresh Chromium", { timeout: 6 * STE
     await hostsSettled();
   });
 
-  it("lets no key of a deleted session reach the next session on its host, and serves the next one at once", async () => {
+  it("lets no key or lock of a deleted session reach the next session on its host, and serves the next one at once", async () => {
     // One host is held for the whole test, so that session B lands where session A was.
     const holder = await kernel.browsers.create({ timeout_seconds: 600 });
     const a = await kernel.browsers.create({ timeout_seconds: 600 });
@@ -226,6 +226,8 @@ describe("every browser session gets its own fresh Chromium", { timeout: 6 * STE
     const agent = agents.find((candidate) => candidate.address === host);
     if (!agent) throw new Error(`no agent at ${host}`);
     await openPage(await connect(a));
+    // A lock outlives the press that set it: the fence must turn it off, or B would type capitals.
+    expect((await pressKey(a.session_id, { keys: ["Caps_Lock"] })).status).toBe(200);
 
     const holdStarted = performance.now();
     const hold = pressKey(a.session_id, { keys: ["a"], duration: 8_000 });

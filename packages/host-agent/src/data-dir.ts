@@ -15,7 +15,19 @@ function running(pid: number): boolean {
   }
 }
 
-/** The pid in the lock file, when it names a live process other than this one. */
+/**
+ * Whether the process is a host agent. A lock file outlives a SIGKILL or a reboot, and its pid may
+ * belong to anything by now: only an agent counts as holding the directory.
+ */
+function isAgent(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("host-agent");
+  } catch {
+    return false;
+  }
+}
+
+/** The pid in the lock file, when it names a live host agent other than this one. */
 function holder(lockPath: string): number | undefined {
   let pid: number;
   try {
@@ -23,7 +35,7 @@ function holder(lockPath: string): number | undefined {
   } catch {
     return undefined;
   }
-  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && running(pid) ? pid : undefined;
+  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && running(pid) && isAgent(pid) ? pid : undefined;
 }
 
 /**

@@ -123,8 +123,26 @@ await releaseStuckKeys("start");
 
 // Stopped while starting: nothing more may be started; the exit follows once the rest is killed.
 if (stopping) await new Promise<never>(() => {});
-const slot = new BrowserSlot({ spare, display, keyboard, logger });
+const slot = new BrowserSlot({
+  spare,
+  display,
+  keyboard,
+  logger,
+  onFenceFailure: (error) => {
+    logger.fatal({ err: error }, "could not destroy a session's browser; exiting so that the restart wipes it");
+    process.exit(1);
+  },
+});
 const server = await startAgentServer({ ...config, display }, { keyboard, slot, logger });
+// A host that cannot launch Chromium tells the gateways it does not serve, so they hand it no
+// session; it serves again once a launch (the spare's retries) works.
+if (spare) {
+  spare.onHealthChange = (healthy) => {
+    logger[healthy ? "info" : "error"]({ healthy }, healthy ? "browsers launch again" : "cannot launch browsers");
+    server.setServing(healthy && !stopping);
+  };
+  if (!spare.healthy) server.setServing(false);
+}
 const metrics = config.metricsListen
   ? await startMetricsServer(config.metricsListen).catch((error: Error) => {
       process.stderr.write(`host-agent: cannot serve metrics on ${config.metricsListen}: ${error.message}\n`);
@@ -136,6 +154,8 @@ async function stop(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   logger.info({ signal }, "shutting down");
+  // Gateways stop handing it sessions at their next check.
+  server.setServing(false);
   // The fence of the running session: its presses end, its keys come up, its browser and files go.
   await slot.shutdown();
   await server.shutdown(SHUTDOWN_GRACE_MS);

@@ -19,6 +19,7 @@ const WATCH_CALL_MS = 60_000;
 const WATCH_RETRY_MS = 1_000;
 /** How long the host check waits for an agent to confirm that a session it no longer reports has ended. */
 const CONFIRM_ENDED_MS = 1_000;
+export const AGENT_RESTARTED_REASON = "the host agent restarted";
 
 export interface LifecycleDeps {
   store: Store;
@@ -37,6 +38,8 @@ export interface LifecycleDeps {
 export class SessionLifecycle {
   readonly #deps: LifecycleDeps;
   readonly #watches = new Set<Promise<void>>();
+  /** Stops under way from this replica, by host and session, so the host checks never pile up another. */
+  readonly #stopping = new Set<string>();
   readonly #closing = new AbortController();
 
   constructor(deps: LifecycleDeps) {
@@ -61,6 +64,16 @@ export class SessionLifecycle {
     } catch (error) {
       const reason = `the browser could not be started: ${(error as Error).message}`;
       await this.end(session.id, reason);
+      // A host that cannot launch Chromium would take the next create too (and the client's
+      // retries): it is out of the pool until a host check finds it serving again, which its agent
+      // says once a launch works.
+      if (error instanceof RpcError && error.code === Code.UNAVAILABLE) {
+        await store.hosts.recordCheck(session.hostAddress, {
+          health: "not_serving",
+          detail: reason,
+          checkedAt: new Date().toISOString(),
+        });
+      }
       const apiError = hostCallError(error, session.hostAddress);
       throw new ApiError(
         apiError.code === "host_timeout" ? "host_timeout" : "host_unavailable",
@@ -75,8 +88,17 @@ export class SessionLifecycle {
         started.viewportWidth > 0 ? { width: started.viewportWidth, height: started.viewportHeight } : session.viewport,
       agentInstance: started.agentInstance,
     };
-    if (!(await store.browserSessions.recordStart(session.id, start))) {
-      // Deleted while its browser started; the delete's stop fenced (or will fence) it.
+    let recorded: boolean;
+    try {
+      recorded = await store.browserSessions.recordStart(session.id, start);
+    } catch (error) {
+      // Nothing would ever stop this browser: no watch, and the host checks skip sessions not started.
+      await this.end(session.id, "the store failed while the browser started").catch(() => undefined);
+      throw error;
+    }
+    if (!recorded) {
+      // Deleted while its browser started; its stop may have reached the agent first, so stop it again.
+      await this.stopOnHost(session.hostAddress, session.id);
       throw new ApiError("not_found", `browser session "${session.id}" ended while it started`);
     }
     const record = { ...session, ...start };
@@ -105,9 +127,15 @@ export class SessionLifecycle {
     return ended;
   }
 
-  /** Asks the host to stop the session (its fence); on confirmation the host is idle again. */
+  /**
+   * Asks the host to stop the session (its fence); on confirmation the host is idle again. False
+   * when the host could not confirm, or a stop of it is under way from this replica already.
+   */
   async stopOnHost(address: string, sessionId: string): Promise<boolean> {
     const { store, hosts, agentTimeoutMs, logger } = this.#deps;
+    const key = `${address} ${sessionId}`;
+    if (this.#stopping.has(key)) return false;
+    this.#stopping.add(key);
     try {
       await hosts.client(address).stopSession({ sessionId }, { timeoutMs: agentTimeoutMs + BROWSER_CALL_EXTRA_MS });
     } catch (error) {
@@ -116,6 +144,8 @@ export class SessionLifecycle {
         "could not stop the session on its host; the host takes no session until it confirms",
       );
       return false;
+    } finally {
+      this.#stopping.delete(key);
     }
     await store.hosts.confirmStopped(address, sessionId);
     return true;
@@ -128,13 +158,27 @@ export class SessionLifecycle {
    */
   async endedOnHost(session: BrowserSessionRecord): Promise<string | undefined> {
     try {
-      const { reason } = await this.#deps.hosts
+      const ended = await this.#deps.hosts
         .client(session.hostAddress)
         .waitSessionEnd({ sessionId: session.id }, { timeoutMs: CONFIRM_ENDED_MS });
-      return reason;
+      return endReason(session, ended);
     } catch {
       return undefined;
     }
+  }
+
+  /** stopOnHost without waiting for it; a failure (the store down) is logged. */
+  stopInBackground(address: string, sessionId: string): void {
+    this.stopOnHost(address, sessionId).catch((error: unknown) =>
+      this.#deps.logger.error({ err: error, host: address, sessionId }, "stopping the session on its host failed"),
+    );
+  }
+
+  /** end without waiting for it; a failure (the store down) is logged. */
+  endInBackground(sessionId: string, reason: string): void {
+    this.end(sessionId, reason).catch((error: unknown) =>
+      this.#deps.logger.error({ err: error, sessionId }, "ending the session failed"),
+    );
   }
 
   /** Stops the watches and waits for them. */
@@ -158,8 +202,8 @@ export class SessionLifecycle {
     const client = hosts.client(session.hostAddress);
     while (!signal.aborted) {
       try {
-        const { reason } = await client.waitSessionEnd({ sessionId: session.id }, { timeoutMs: WATCH_CALL_MS, signal });
-        await this.end(session.id, reason);
+        const ended = await client.waitSessionEnd({ sessionId: session.id }, { timeoutMs: WATCH_CALL_MS, signal });
+        await this.end(session.id, endReason(session, ended));
         return;
       } catch (error) {
         if (signal.aborted) return;
@@ -170,4 +214,11 @@ export class SessionLifecycle {
       }
     }
   }
+}
+
+/** The agent's reason, unless another run of the agent answered: then it restarted, which wiped the session. */
+function endReason(session: BrowserSessionRecord, ended: { reason: string; agentInstance: string }): string {
+  return session.agentInstance && ended.agentInstance && ended.agentInstance !== session.agentInstance
+    ? AGENT_RESTARTED_REASON
+    : ended.reason;
 }

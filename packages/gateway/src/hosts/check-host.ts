@@ -1,4 +1,4 @@
-import type { SessionLifecycle } from "../browsers/session-lifecycle.ts";
+import { AGENT_RESTARTED_REASON, type SessionLifecycle } from "../browsers/session-lifecycle.ts";
 import { keepHostHealthOf, setHostHealth } from "../metrics/host-health.ts";
 import type { HostCheckResult } from "../store/hosts.ts";
 import type { Store } from "../store/store.ts";
@@ -60,17 +60,18 @@ async function reconcile(deps: HostCheckDeps, address: string, running: { sessio
   const { store, lifecycle } = deps;
   const host = await store.hosts.find(address);
   if (!host) return;
-  if (host.stoppingSessionId) await lifecycle.stopOnHost(address, host.stoppingSessionId);
+  // Stops can take long (a browser that dies slowly): they run on their own, not in the check round.
+  if (host.stoppingSessionId) lifecycle.stopInBackground(address, host.stoppingSessionId);
   if (host.sessionId) {
     const session = await store.browserSessions.findActiveById(host.sessionId);
     const restarted = session?.agentInstance != null && session.agentInstance !== running.agentInstance;
     if (session?.agentInstance && (restarted || running.sessionId !== session.id)) {
       const reason = await lifecycle.endedOnHost(session);
-      if (reason !== undefined) await lifecycle.end(session.id, restarted ? "the host agent restarted" : reason);
+      if (reason !== undefined) lifecycle.endInBackground(session.id, restarted ? AGENT_RESTARTED_REASON : reason);
     }
   }
   if (running.sessionId && running.sessionId !== host.sessionId && running.sessionId !== host.stoppingSessionId) {
-    await lifecycle.stopOnHost(address, running.sessionId);
+    lifecycle.stopInBackground(address, running.sessionId);
   }
 }
 

@@ -106,8 +106,8 @@ export const MIGRATIONS: readonly { version: number; name: string; statements: r
       // The session a host is being stopped for: the host takes no new session until its agent
       // confirmed the stop (its browser and files are gone), however long it is unreachable.
       "ALTER TABLE hosts ADD COLUMN stopping_session_id TEXT",
-      // Agents report their browser's DevTools URL per session now, not per host.
-      "ALTER TABLE hosts DROP COLUMN cdp_ws_url",
+      // hosts.cdp_ws_url is no longer written (agents report a DevTools URL per session); it stays so
+      // that replicas of the previous version keep working during a rolling upgrade.
       "ALTER TABLE browser_sessions ADD COLUMN end_reason TEXT",
       // The run of the host agent that started the session's browser; NULL until it started.
       "ALTER TABLE browser_sessions ADD COLUMN agent_instance TEXT",

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdir, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -33,6 +33,24 @@ export function browsersRoot(dataDir: string): string {
   return join(dataDir, "browsers");
 }
 
+/**
+ * Makes `path` a directory only this process's user can use, or checks that it is one. It sits in
+ * the system's shared temporary directory: a directory another user made there first (or a
+ * symlink) would let them reach the browsers' sockets and shared memory.
+ */
+async function privateDirectory(path: string): Promise<void> {
+  try {
+    await mkdir(path, { mode: 0o700 });
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  const stats = await lstat(path);
+  if (!stats.isDirectory() || stats.uid !== process.getuid?.() || (stats.mode & 0o077) !== 0) {
+    throw new Error(`${path} is not a private directory of this user; remove it`);
+  }
+}
+
 /** Creates a new, empty browser directory named `name` under the data directory. */
 export async function makeBrowserDir(dataDir: string, name: string): Promise<BrowserDir> {
   const root = join(browsersRoot(dataDir), name);
@@ -43,9 +61,11 @@ export async function makeBrowserDir(dataDir: string, name: string): Promise<Bro
     home: join(root, "home"),
     tmp: join(tmpRoot(dataDir), name),
   };
-  for (const path of [dir.profile, join(dir.profile, "Default"), dir.downloads, dir.home, dir.tmp]) {
+  for (const path of [dir.profile, join(dir.profile, "Default"), dir.downloads, dir.home]) {
     await mkdir(path, { recursive: true, mode: 0o700 });
   }
+  await privateDirectory(tmpRoot(dataDir));
+  await mkdir(dir.tmp, { mode: 0o700 });
   // Downloads land in the session's own folder without a prompt, where file_info finds them and
   // the fence deletes them.
   const preferences = {

@@ -42,24 +42,41 @@ export async function destroyBrowser(browser: Browser): Promise<void> {
   await removeBrowserDir(browser.dir);
 }
 
+/** After a failed launch, how long the spare waits before it tries again. */
+const RETRY_MS = 5_000;
+
 /**
- * One browser launched ahead of need, so a session starts without waiting for Chromium. It is
- * launched only when the slot is idle, after the previous session's browser was destroyed, so
- * nothing a session did can reach it; a spare that exits while it waits is replaced.
+ * One browser launched ahead of need, so a session starts without waiting for Chromium. Only the
+ * slot asks for one (fill), when it is idle, after the previous session's browser was destroyed,
+ * so nothing a session did can reach it; a spare that exits while it waits is replaced, unless a
+ * session took the slot meanwhile. Whether the last launch worked is the host's health: a host
+ * that cannot launch Chromium must not be handed sessions.
  */
 export class WarmSpare {
   readonly #options: BrowserFactoryOptions;
   #spare: Promise<Browser | undefined> | undefined;
   #closed = false;
+  /** Counts take() calls: a refill that began before one must not launch a spare beside a session's browser. */
+  #takes = 0;
+  #retry: NodeJS.Timeout | undefined;
+  /** Told whether browsers can be launched, each time that changes. */
+  onHealthChange: (healthy: boolean) => void = () => {};
+  #healthy = true;
 
   constructor(options: BrowserFactoryOptions) {
     this.#options = options;
   }
 
+  get healthy(): boolean {
+    return this.#healthy;
+  }
+
   /** Starts launching a spare unless one is there or on its way. */
   fill(): void {
+    clearTimeout(this.#retry);
     if (this.#closed || this.#spare) return;
-    const spare = launchFreshBrowser(this.#options).then(
+    const takes = this.#takes;
+    const spare = this.#launch().then(
       (browser) => {
         this.#options.logger.info({ pid: browser.pid }, "warm spare browser ready");
         void browser.exited.then(async (how) => {
@@ -67,14 +84,20 @@ export class WarmSpare {
           if (this.#spare !== spare) return;
           this.#options.logger.warn({ pid: browser.pid, how }, "the warm spare browser exited; launching another");
           this.#spare = undefined;
-          await destroyBrowser(browser);
-          this.fill();
+          await destroyBrowser(browser).catch((error: unknown) =>
+            this.#options.logger.error({ err: error }, "could not destroy the exited spare browser"),
+          );
+          if (this.#takes === takes) this.fill();
         });
         return browser;
       },
       (error: Error) => {
-        this.#options.logger.error({ err: error }, "could not launch the warm spare browser");
+        this.#options.logger.error(
+          { err: error },
+          `could not launch the warm spare browser; trying again in ${RETRY_MS} ms`,
+        );
         if (this.#spare === spare) this.#spare = undefined;
+        if (this.#takes === takes && !this.#closed) this.#retry = setTimeout(() => this.fill(), RETRY_MS);
         return undefined;
       },
     );
@@ -86,20 +109,40 @@ export class WarmSpare {
    * none or it failed. The caller owns the browser it gets.
    */
   async take(): Promise<Browser> {
+    this.#takes++;
+    clearTimeout(this.#retry);
     const spare = this.#spare;
     this.#spare = undefined;
     const browser = spare && (await spare);
     if (browser?.alive) return browser;
     if (browser) await destroyBrowser(browser);
-    return launchFreshBrowser(this.#options);
+    return this.#launch();
   }
 
   /** Destroys the spare, and stops making new ones. */
   async close(): Promise<void> {
     this.#closed = true;
+    clearTimeout(this.#retry);
     const spare = this.#spare;
     this.#spare = undefined;
     const browser = spare && (await spare);
     if (browser) await destroyBrowser(browser);
+  }
+
+  async #launch(): Promise<Browser> {
+    try {
+      const browser = await launchFreshBrowser(this.#options);
+      this.#setHealthy(true);
+      return browser;
+    } catch (error) {
+      this.#setHealthy(false);
+      throw error;
+    }
+  }
+
+  #setHealthy(healthy: boolean): void {
+    if (healthy === this.#healthy) return;
+    this.#healthy = healthy;
+    this.onHealthChange(healthy);
   }
 }

@@ -24,7 +24,10 @@ export interface Keyboard {
    * drops the press if it is still queued, or cuts it short and releases its keys.
    */
   press(request: PressRequest, signal?: AbortSignal): Promise<void>;
-  /** Releases every key the X server reports down, cutting short a hold in progress. */
+  /**
+   * Releases every key the X server reports down, cutting short a hold in progress, and turns
+   * Caps Lock and Num Lock off: what one session did to the keyboard never reaches the next.
+   */
   releaseAll(): Promise<void>;
   /** Cuts short a hold in progress, lets queued work finish, and closes the X connection. */
   close(): Promise<void>;
@@ -127,7 +130,10 @@ class XTestKeyboard implements Keyboard {
     this.interrupt();
     return this.serialize(async () => {
       const session = await this.connect();
-      await this.whileConnected(() => releaseKeysDown(session.connection, this.logger));
+      await this.whileConnected(async () => {
+        await releaseKeysDown(session.connection, this.logger);
+        await unlockModifiers(session.connection, this.logger);
+      });
     });
   }
 
@@ -230,6 +236,31 @@ class XTestKeyboard implements Keyboard {
 async function loadMap(connection: X11Connection): Promise<KeyboardMap> {
   const [rows, modifiers] = await Promise.all([connection.getKeyboardMapping(), connection.getModifierMapping()]);
   return new KeyboardMap(connection.minKeycode, rows, modifiers);
+}
+
+/** Caps_Lock and Num_Lock: a tap locks their modifier, and the lock outlives the press. */
+const LOCK_KEYSYMS = [0xffe5, 0xff7f];
+
+/** Taps each lock key whose modifier is locked, so that it is off again. */
+async function unlockModifiers(connection: X11Connection, logger: Logger): Promise<void> {
+  const [state, map, modifiers] = await Promise.all([
+    connection.modifierState(),
+    loadMap(connection),
+    connection.getModifierMapping(),
+  ]);
+  const unlocked: number[] = [];
+  for (const keysym of LOCK_KEYSYMS) {
+    const keycode = map.locate(keysym)?.keycode;
+    if (keycode === undefined) continue;
+    const modifier = modifiers.findIndex((row) => row.includes(keycode));
+    if (modifier < 0 || (state & (1 << modifier)) === 0) continue;
+    connection.fakeKey(true, keycode);
+    connection.fakeKey(false, keycode);
+    unlocked.push(keysym);
+  }
+  if (unlocked.length === 0) return;
+  await connection.sync();
+  logger.info({ keysyms: unlocked }, "turned off locks that were left on");
 }
 
 async function releaseKeysDown(connection: X11Connection, logger: Logger): Promise<void> {

@@ -59,6 +59,7 @@ export interface RawXClient {
   SetInputFocus(window: number, revertTo: number): void;
   GetInputFocus(callback: ReplyCallback<{ focus: number }>): void;
   QueryTree(window: number, callback: ReplyCallback<{ children: number[] }>): void;
+  QueryPointer(window: number, callback: ReplyCallback<{ keyMask: number }>): void;
   InternAtom(onlyIfExists: boolean, name: string, callback: ReplyCallback<number>): void;
   GetProperty(
     del: number,
@@ -208,6 +209,11 @@ export class X11Connection {
   /** Eight rows (Shift, Lock, Control, Mod1..Mod5) of keycodes, 0 meaning none. */
   getModifierMapping(): Promise<number[][]> {
     return this.call((done) => this.raw.GetModifierMapping(done));
+  }
+
+  /** The modifier state now, locks included: bit i is modifier i (Shift, Lock, Control, Mod1..Mod5). */
+  async modifierState(): Promise<number> {
+    return (await this.call<{ keyMask: number }>((done) => this.raw.QueryPointer(this.root, done))).keyMask;
   }
 
   /** The window that has the keyboard focus (0 None, 1 PointerRoot). */

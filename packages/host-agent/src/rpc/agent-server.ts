@@ -13,9 +13,14 @@ import { pressKeyHandler } from "./press-key-handler.ts";
 import { addReflection } from "./reflection.ts";
 import { sessionHandlers } from "./session-handlers.ts";
 
+/** The service name gateways ask the health service about. */
+const HOST_AGENT_SERVICE = "hostagent.v1.HostAgent";
+
 export interface AgentServer {
   /** The port actually bound (useful with port 0). */
   readonly port: number;
+  /** What the health service answers, for the server as a whole and for HostAgent (which gateways ask). */
+  setServing(serving: boolean): void;
   /** Stops accepting calls and waits for running ones up to graceMs. */
   shutdown(graceMs: number): Promise<void>;
 }
@@ -62,7 +67,10 @@ export async function startAgentServer(
       },
     },
   );
-  const health = new HealthImplementation({ "": "SERVING", "hostagent.v1.HostAgent": "SERVING" });
+  const health = new HealthImplementation({ "": "SERVING", [HOST_AGENT_SERVICE]: "SERVING" });
+  const setServing = (serving: boolean) => {
+    for (const service of ["", HOST_AGENT_SERVICE]) health.setStatus(service, serving ? "SERVING" : "NOT_SERVING");
+  };
   health.addToServer(server);
   addReflection(server);
 
@@ -73,9 +81,10 @@ export async function startAgentServer(
   );
   return {
     port,
+    setServing,
     shutdown: (graceMs) =>
       new Promise<void>((resolve) => {
-        health.setStatus("", "NOT_SERVING");
+        setServing(false);
         const timer = setTimeout(() => {
           server.forceShutdown();
           resolve();

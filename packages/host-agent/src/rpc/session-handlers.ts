@@ -52,7 +52,7 @@ export function sessionHandlers(slot: BrowserSlot) {
       context: CallContext,
     ): Promise<MessageInitShape<typeof WaitSessionEndResponseSchema>> => {
       requireSessionId(request.sessionId);
-      return { reason: await slot.waitEnd(request.sessionId, context.signal) };
+      return { reason: await slot.waitEnd(request.sessionId, context.signal), agentInstance: slot.instance };
     },
   };
 }

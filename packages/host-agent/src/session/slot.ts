@@ -40,9 +40,17 @@ interface Session {
   id: string;
   browser: Browser | undefined;
   info: SessionInfo | undefined;
-  /** Resolves with the reason once the session no longer runs. */
-  ended: Promise<string>;
-  end: (reason: string) => void;
+  /** Why it no longer runs; undefined while it does. */
+  endReason: string | undefined;
+  /** WaitSessionEnd calls waiting for it to end; each removes itself when its call is cancelled. */
+  waiters: Set<(reason: string) => void>;
+}
+
+function endSession(session: Session, reason: string): void {
+  if (session.endReason !== undefined) return;
+  session.endReason = reason;
+  for (const waiter of session.waiters) waiter(reason);
+  session.waiters.clear();
 }
 
 type State =
@@ -57,6 +65,12 @@ const REMEMBERED_ENDINGS = 64;
 export interface SlotDeps {
   /** The browser factory; undefined on a host that runs no browser. */
   spare: WarmSpare | undefined;
+  /**
+   * Called when a session's browser could not be destroyed (a process survived SIGKILL, its
+   * directory could not be deleted): the agent cannot vouch for the slot any more, and exits so
+   * that its restart wipes everything.
+   */
+  onFenceFailure: (error: unknown) => void;
   /** The X display the browsers open on; undefined: headless. */
   display: string | undefined;
   keyboard: Keyboard | undefined;
@@ -102,6 +116,11 @@ export class BrowserSlot {
       return Promise.resolve(state.session.info);
     }
     if (state.kind === "starting" && state.session.id === sessionId) return state.started;
+    // A session ends once: a start that arrives after its stop (a slow channel, another replica's
+    // delete) must not launch a browser nobody will stop.
+    if (this.#endings.has(sessionId)) {
+      return Promise.reject(new SessionNotRunningError(sessionId, this.#endings.get(sessionId)));
+    }
     if (this.#shuttingDown) return Promise.reject(new SlotBusyError("the host agent is shutting down"));
     if (state.kind === "stopping") {
       return Promise.reject(new SlotBusyError(`the host is still cleaning up after session ${state.session.id}`));
@@ -109,11 +128,13 @@ export class BrowserSlot {
     if (state.kind !== "idle") {
       return Promise.reject(new SlotBusyError(`the host is running another session (${state.session.id})`));
     }
-    let end: (reason: string) => void = () => {};
-    const ended = new Promise<string>((resolve) => {
-      end = resolve;
-    });
-    const session: Session = { id: sessionId, browser: undefined, info: undefined, ended, end };
+    const session: Session = {
+      id: sessionId,
+      browser: undefined,
+      info: undefined,
+      endReason: undefined,
+      waiters: new Set(),
+    };
     const started = this.#launch(session);
     this.#state = { kind: "starting", session, started };
     return started;
@@ -126,9 +147,14 @@ export class BrowserSlot {
     } catch (error) {
       if (this.#state.kind === "starting" && this.#state.session === session) this.#state = { kind: "idle" };
       this.#remember(session.id, "the browser could not be started");
-      session.end("the browser could not be started");
+      endSession(session, "the browser could not be started");
       if (!this.#shuttingDown) spare?.fill();
       throw new BrowserLaunchError(error);
+    }
+    // Stopped while the browser was being handed over: the fence (waiting for this launch) destroys
+    // it, and nobody may be given its URL.
+    if (this.#state.kind !== "starting" || this.#state.session !== session) {
+      throw new SessionNotRunningError(session.id, "stopped while it started");
     }
     const browser = session.browser;
     session.info = {
@@ -137,10 +163,7 @@ export class BrowserSlot {
       viewport: browser?.windowSize,
       agentInstance: this.instance,
     };
-    // Stopped while the browser was being handed over: the fence waits for this launch and cleans up.
-    if (this.#state.kind === "starting" && this.#state.session === session) {
-      this.#state = { kind: "running", session };
-    }
+    this.#state = { kind: "running", session };
     if (browser) {
       void browser.exited.then((how) => {
         const state = this.#state;
@@ -149,7 +172,8 @@ export class BrowserSlot {
           { sessionId: session.id, pid: browser.pid, how },
           "the session's browser exited; ending the session",
         );
-        void this.#fence(session, `the browser ${how}`);
+        // A failed fence was reported to onFenceFailure already.
+        void this.#fence(session, `the browser ${how}`).catch(() => undefined);
       });
     }
     logger.info({ sessionId: session.id, pid: browser?.pid, cdpWsUrl: browser?.cdpWsUrl }, "session started");
@@ -159,7 +183,11 @@ export class BrowserSlot {
   /** Fences the session if it holds the slot; false when it did not (nothing to stop). */
   async stop(sessionId: string, reason = "stopped"): Promise<boolean> {
     const state = this.#state;
-    if (state.kind === "idle" || state.session.id !== sessionId) return false;
+    if (state.kind === "idle" || state.session.id !== sessionId) {
+      // Remembered, so that a start for it arriving late is refused.
+      if (!this.#endings.has(sessionId)) this.#remember(sessionId, "stopped before it started");
+      return false;
+    }
     if (state.kind === "stopping") {
       await state.stopped;
       return true;
@@ -182,13 +210,20 @@ export class BrowserSlot {
     if (state.kind === "idle" || state.session.id !== sessionId) {
       return this.#endings.get(sessionId) ?? "not running on this host";
     }
+    const { session } = state;
+    if (session.endReason !== undefined) return session.endReason;
+    signal.throwIfAborted();
     return new Promise((resolve, reject) => {
-      const onAbort = () => reject(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-      void state.session.ended.then((reason) => {
+      const waiter = (reason: string) => {
         signal.removeEventListener("abort", onAbort);
         resolve(reason);
-      });
+      };
+      const onAbort = () => {
+        session.waiters.delete(waiter);
+        reject(signal.reason);
+      };
+      session.waiters.add(waiter);
+      signal.addEventListener("abort", onAbort, { once: true });
     });
   }
 
@@ -206,7 +241,10 @@ export class BrowserSlot {
     const state: State & { kind: "stopping" } = { kind: "stopping", session, stopped: Promise.resolve() };
     // Set before any work, so that from now on every call for the session is refused.
     this.#state = state;
-    state.stopped = this.#runFence(session, reason, previous);
+    state.stopped = this.#runFence(session, reason, previous).catch((error: unknown) => {
+      this.#deps.onFenceFailure(error);
+      throw error;
+    });
     return state.stopped;
   }
 
@@ -215,16 +253,21 @@ export class BrowserSlot {
     const started = performance.now();
     // A browser still being handed over is finished first, so that it is destroyed too.
     if (previous.kind === "starting") await previous.started.catch(() => undefined);
-    // Cancels the running press and every queued one (they fail as interrupted), and releases every key.
+    // Cancels the running press and every queued one (they fail as interrupted), releases every key
+    // and turns the locks off.
     try {
       await keyboard?.releaseAll();
     } catch (error) {
       logger.warn({ err: error, sessionId: session.id }, "could not release keys while stopping the session");
     }
-    if (session.browser) await destroyBrowser(session.browser);
-    this.#remember(session.id, reason);
-    session.end(reason);
-    this.#state = { kind: "idle" };
+    try {
+      if (session.browser) await destroyBrowser(session.browser);
+    } finally {
+      // Whatever happened, the session has ended: nothing may be refused or awaited for it forever.
+      this.#remember(session.id, reason);
+      endSession(session, reason);
+      this.#state = { kind: "idle" };
+    }
     logger.info(
       { sessionId: session.id, reason, durationMs: Math.round(performance.now() - started) },
       "session stopped",

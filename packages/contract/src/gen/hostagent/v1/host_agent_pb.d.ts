@@ -127,12 +127,20 @@ export declare const WaitSessionEndRequestSchema: GenMessage<WaitSessionEndReque
  */
 export declare type WaitSessionEndResponse = Message<"hostagent.v1.WaitSessionEndResponse"> & {
   /**
-   * Why the session is not running: "stopped", "browser exited (…)", or
-   * "not running on this agent".
+   * Why the session is not running: "stopped", "the browser was killed by
+   * SIGKILL", "the browser exited with code 1", "not running on this host"…
    *
    * @generated from field: string reason = 1;
    */
   reason: string;
+
+  /**
+   * The run of the agent that answers (see StartSessionResponse): another one
+   * than the session started on means the agent restarted.
+   *
+   * @generated from field: string agent_instance = 2;
+   */
+  agentInstance: string;
 };
 
 /**
@@ -316,7 +324,8 @@ export declare type DescribeResponse = Message<"hostagent.v1.DescribeResponse"> 
   hasBrowser: boolean;
 
   /**
-   * The session the agent runs; empty when it is idle.
+   * The session that holds the agent's slot (starting, running or being
+   * stopped); empty when it is idle.
    *
    * @generated from field: string session_id = 7;
    */
@@ -354,7 +363,9 @@ export declare const HostAgent: GenService<{
    * fresh Chromium with an empty profile) when one is ready, else a Chromium
    * launched now. Starting the session the agent already runs answers the same
    * again. Errors: FAILED_PRECONDITION (the agent runs another session, or is
-   * still stopping one), UNAVAILABLE (Chromium could not be started).
+   * still stopping one), UNAVAILABLE (Chromium could not be started; the
+   * agent's health turns NOT_SERVING until a launch works again), ABORTED (the
+   * session was stopped already, or while it started: a session runs once).
    *
    * @generated from rpc hostagent.v1.HostAgent.StartSession
    */
@@ -365,10 +376,11 @@ export declare const HostAgent: GenService<{
   },
   /**
    * StopSession is a fence: it cancels the session's running and queued key
-   * presses, releases every key, ends Chromium's whole process group (SIGKILL
-   * after a grace period), deletes everything the session wrote in the
-   * agent's data directory, and only then answers. Stopping a session the
-   * agent does not run answers at once (was_running false).
+   * presses, releases every key and turns Caps Lock and Num Lock off, ends
+   * Chromium's whole process group (SIGKILL after a grace period), deletes
+   * the browser's directories (profile, downloads, HOME, TMPDIR), and only
+   * then answers. Stopping a session the agent does not run answers at once
+   * (was_running false), and the agent will refuse to start it afterwards.
    *
    * @generated from rpc hostagent.v1.HostAgent.StopSession
    */
