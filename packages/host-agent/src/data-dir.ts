@@ -62,8 +62,11 @@ export async function claimDataDir(dataDir: string): Promise<{ orphansKilled: nu
   mkdirSync(browsersRoot(dataDir), { mode: 0o700 });
   return {
     orphansKilled,
+    // At exit: the lock, and the (by then empty) root of the browsers' temporary directories.
     release: () => {
-      if (holder(lockPath) === undefined) rmSync(lockPath, { force: true });
+      if (holder(lockPath) !== undefined) return;
+      rmSync(lockPath, { force: true });
+      rmSync(tmpRoot(dataDir), { recursive: true, force: true });
     },
   };
 }

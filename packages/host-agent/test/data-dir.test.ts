@@ -38,8 +38,10 @@ describe("claimDataDir", () => {
     expect(readFileSync(join(dataDir, "agent.pid"), "utf8").trim()).toBe(String(process.pid));
     expect(existsSync(join(dataDir, "browsers", "old"))).toBe(false);
     expect(existsSync(tmpRoot(dataDir))).toBe(false);
+    mkdirSync(tmpRoot(dataDir), { mode: 0o700 });
     release();
     expect(existsSync(join(dataDir, "agent.pid"))).toBe(false);
+    expect(existsSync(tmpRoot(dataDir))).toBe(false);
   });
 
   it("kills the processes an earlier run left behind, found by the directory's marker", async () => {
