@@ -10,7 +10,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { createWriteStream, mkdirSync } from "node:fs";
+import { chmodSync, createWriteStream, mkdirSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { MAIN, runtimeEnv, type Service, warmCompileCache } from "../deploy/node-runtime.ts";
@@ -180,8 +180,14 @@ interface Agent {
 /** Starts every agent at once: each brings up its Xvfb and a warm Chromium, which takes seconds. */
 async function startAgents(): Promise<Agent[]> {
   const env = production("host-agent");
+  // The agents listen on Unix sockets in a directory only this user can enter: a TCP port on
+  // loopback would let any local user drive the browsers and read files as this user.
+  const socketDir = join(dataDir, "sockets");
+  mkdirSync(socketDir, { recursive: true, mode: 0o700 });
+  chmodSync(socketDir, 0o700);
   const starts = Array.from({ length: browsers }, async (_, index): Promise<Agent> => {
     const number = index + 1;
+    const address = `unix:${join(socketDir, `host-agent-${number}.sock`)}`;
     const { value } = await start(
       `host-agent-${number}`,
       "host-agent",
@@ -192,17 +198,15 @@ async function startAgents(): Promise<Agent[]> {
         DISPLAY: "",
         // Each agent owns its directory (profiles, downloads) and empties it when it starts.
         AGENT_DATA_DIR: join(dataDir, `host-agent-${number}`),
-        // Free ports, so that several agents (and anything else on the machine) never clash.
-        AGENT_LISTEN: "127.0.0.1:0",
+        AGENT_LISTEN: address,
+        // A free port, so that several agents (and anything else on the machine) never clash.
         AGENT_METRICS_LISTEN: "127.0.0.1:0",
       },
       AGENT_START_TIMEOUT_MS,
       (line) =>
-        line.msg === "listening"
-          ? { port: String(line.port), display: typeof line.display === "string" ? line.display : undefined }
-          : undefined,
+        line.msg === "listening" ? { display: typeof line.display === "string" ? line.display : undefined } : undefined,
     );
-    const agent = { number, address: `127.0.0.1:${value.port}`, display: value.display || undefined };
+    const agent = { number, address, display: value.display || undefined };
     say(`  host agent ${number} ready on ${agent.address}${agent.display ? `, display ${agent.display}` : ""}`);
     return agent;
   });

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,6 +21,25 @@ let dataDir: string;
 let child: ReturnType<typeof spawn>;
 let output = "";
 let kernel: Kernel;
+
+const NOBODY = 65534;
+
+/** Connects to a Unix socket from a process of user `uid` (this one's when undefined): "connected" or the error code. */
+async function connectAs(uid: number | undefined, path: string): Promise<string> {
+  const script = `require("node:net").connect(process.argv[1])
+    .on("connect", () => { console.log("connected"); process.exit(0); })
+    .on("error", (error) => { console.log(error.code); process.exit(0); });`;
+  const probe = spawn(process.execPath, ["-e", script, path], {
+    stdio: ["ignore", "pipe", "inherit"],
+    ...(uid !== undefined && { uid, gid: uid }),
+  });
+  let out = "";
+  probe.stdout?.on("data", (chunk: Buffer) => {
+    out += chunk.toString("utf8");
+  });
+  await once(probe, "close");
+  return out.trim();
+}
 
 /** Processes that carry one of the quick start's agent data directories as their marker. */
 function markedProcesses(): number[] {
@@ -84,6 +103,17 @@ describe("npm start", { timeout: 60_000 }, () => {
       ).toEqual(["about:blank"]);
     }
     await kernel.browsers.deleteByID(second.session_id);
+  });
+
+  it("lets no other local user reach its agents: they listen on Unix sockets in a private directory", async () => {
+    const sockets = join(dataDir, "sockets");
+    expect(statSync(sockets).mode & 0o777).toBe(0o700);
+    const socket = join(sockets, "host-agent-1.sock");
+    expect(output).toContain(`unix:${socket}`);
+    expect(await connectAs(undefined, socket)).toBe("connected");
+    // Another user (nobody) cannot even open the socket. Only root can act as another user; as
+    // anyone else the private directory above is what keeps them out.
+    if (process.getuid?.() === 0) expect(await connectAs(NOBODY, socket)).toBe("EACCES");
   });
 
   it("stops every process it started on Ctrl-C", async () => {

@@ -110,7 +110,9 @@ export function startProcess(main: string, env: NodeJS.ProcessEnv, args: string[
 }
 
 export interface AgentProcess extends RunningProcess {
+  /** host:port, or unix:/path for an agent on a Unix socket. */
   address: string;
+  /** NaN for an agent on a Unix socket. */
   port: number;
   /** The agent's Prometheus endpoint; undefined when AGENT_METRICS_LISTEN is off. */
   metricsUrl: string | undefined;
@@ -137,7 +139,9 @@ export async function startAgent(env: NodeJS.ProcessEnv = {}): Promise<AgentProc
   const line = await agent.waitForLog((l) => l.msg === "listening");
   const port = Number(line.port);
   const metricsUrl = line.metricsPort ? `http://127.0.0.1:${line.metricsPort}/metrics` : undefined;
-  return Object.assign(agent, { port, address: `127.0.0.1:${port}`, metricsUrl });
+  // An agent on a Unix socket has no port; gateways dial it by its unix: address.
+  const address = line.port === undefined ? String(line.listen) : `127.0.0.1:${port}`;
+  return Object.assign(agent, { port, address, metricsUrl });
 }
 
 export interface GatewayProcess extends RunningProcess {

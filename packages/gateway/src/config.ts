@@ -43,6 +43,8 @@ export class ConfigError extends Error {}
 
 /** A host agent address: host:port, an IPv6 host in brackets. */
 export const HOST_PORT = /^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/;
+/** How a gateway dials a host agent: host:port, or unix:/absolute/path for an agent on the same machine. */
+export const AGENT_ADDRESS = new RegExp(`${HOST_PORT.source}|^unix:\\/\\S+$`);
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
@@ -105,8 +107,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     .map((address) => address.trim())
     .filter(Boolean);
   for (const address of hostAgents) {
-    if (!HOST_PORT.test(address)) {
-      throw new ConfigError(`HOST_AGENTS: "${address}" is not host:port`);
+    if (!AGENT_ADDRESS.test(address)) {
+      throw new ConfigError(`HOST_AGENTS: "${address}" is not host:port or unix:/absolute/path`);
     }
   }
   const ca = file("AGENT_TLS_CA", env.AGENT_TLS_CA);

@@ -2,7 +2,10 @@ import { accessSync, constants, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 
 export interface AgentConfig {
-  /** host:port the gRPC server listens on. */
+  /**
+   * host:port the gRPC server listens on, or unix:/absolute/path for a Unix socket (whoever may
+   * open the socket may call the agent: put it in a directory only the gateway's user can enter).
+   */
   listen: string;
   /** X display to press keys on; undefined when the host has none. */
   display: string | undefined;
@@ -36,6 +39,7 @@ function readFile(variable: string, path: string): Buffer {
 }
 
 const HOST_PORT = /^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/;
+const UNIX_SOCKET = /^unix:\/\S+$/;
 const XVFB_SCREEN = /^[1-9]\d{2,4}x[1-9]\d{2,4}x(8|15|16|24|30)$/;
 export const DEFAULT_CHROMIUM_PATH = "/usr/bin/chromium";
 
@@ -66,8 +70,8 @@ function chromiumPath(env: NodeJS.ProcessEnv): string | undefined {
 
 export function loadConfig(env: NodeJS.ProcessEnv): AgentConfig {
   const listen = env.AGENT_LISTEN || "127.0.0.1:50051";
-  if (!HOST_PORT.test(listen)) {
-    throw new ConfigError(`AGENT_LISTEN must be host:port, got "${listen}"`);
+  if (!HOST_PORT.test(listen) && !UNIX_SOCKET.test(listen)) {
+    throw new ConfigError(`AGENT_LISTEN must be host:port or unix:/absolute/path, got "${listen}"`);
   }
   const metricsListen = env.AGENT_METRICS_LISTEN || "127.0.0.1:9464";
   if (metricsListen !== "off" && !HOST_PORT.test(metricsListen)) {

@@ -133,7 +133,9 @@ const slot = new BrowserSlot({
     process.exit(1);
   },
 });
-const server = await startAgentServer({ ...config, display }, { keyboard, slot, logger });
+const server = await startAgentServer({ ...config, display }, { keyboard, slot, logger }).catch((error: unknown) =>
+  fail(`cannot listen on ${config.listen}`, error),
+);
 // A host that cannot launch Chromium tells the gateways it does not serve, so they hand it no
 // session; it serves again once a launch (the spare's retries) works.
 if (spare) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
 import { createApiKey } from "../auth/api-keys.ts";
-import { ConfigError, HOST_PORT, loadConfig } from "../config.ts";
+import { AGENT_ADDRESS, ConfigError, loadConfig } from "../config.ts";
 import { openStore, type Store, sqlitePathIn } from "../store/store.ts";
 
 const USAGE = `usage: npm run admin -- <command>
@@ -9,7 +9,7 @@ const USAGE = `usage: npm run admin -- <command>
   keys create --org <organization> [--name <label>]   create an API key; it is printed once
   keys list [--org <organization>]                   list keys (never the keys themselves)
   keys revoke <key id>                               revoke a key; every replica refuses it from its next request
-  hosts add <host:port>                              register a host agent; gateways check it within HOST_CHECK_INTERVAL_MS
+  hosts add <host:port|unix:/path>                   register a host agent; gateways check it within HOST_CHECK_INTERVAL_MS
   hosts list                                         list host agents: health, Describe data, the session holding each
   hosts remove <host:port>                           forget an idle host agent (one holding a session is refused)
 
@@ -47,7 +47,7 @@ async function run(store: Store, argv: string[]): Promise<void> {
     return;
   }
   if (area === "hosts" && command === "add") {
-    if (!arg || !HOST_PORT.test(arg)) fail("hosts add needs a host agent address, host:port");
+    if (!arg || !AGENT_ADDRESS.test(arg)) fail("hosts add needs a host agent address, host:port or unix:/path");
     const added = await store.hosts.register(arg, new Date().toISOString());
     process.stdout.write(`${added ? "added" : "already known"} ${arg}\n`);
     return;

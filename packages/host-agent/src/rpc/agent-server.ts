@@ -1,3 +1,5 @@
+import { rm } from "node:fs/promises";
+import { connect } from "node:net";
 import { HostAgent, registerService } from "@browser-infra/contract";
 import { Server, ServerCredentials, status } from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
@@ -13,12 +15,30 @@ import { pressKeyHandler } from "./press-key-handler.ts";
 import { addReflection } from "./reflection.ts";
 import { sessionHandlers } from "./session-handlers.ts";
 
+/**
+ * A socket file an agent left behind when it was killed: grpc-js removes its socket when it shuts
+ * down, but not after a SIGKILL, and binding to an existing file fails. One that still answers
+ * belongs to a running agent and is left alone.
+ */
+async function removeStaleSocket(path: string): Promise<void> {
+  const answering = await new Promise<boolean>((resolve) => {
+    const socket = connect(path);
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+  if (answering) throw new Error(`another process listens on ${path}`);
+  await rm(path, { force: true });
+}
+
 /** The service name gateways ask the health service about. */
 const HOST_AGENT_SERVICE = "hostagent.v1.HostAgent";
 
 export interface AgentServer {
-  /** The port actually bound (useful with port 0). */
-  readonly port: number;
+  /** The port actually bound (useful with port 0); undefined on a Unix socket. */
+  readonly port: number | undefined;
   /** What the health service answers, for the server as a whole and for HostAgent (which gateways ask). */
   setServing(serving: boolean): void;
   /** Stops accepting calls and waits for running ones up to graceMs. */
@@ -74,13 +94,14 @@ export async function startAgentServer(
   health.addToServer(server);
   addReflection(server);
 
+  if (config.listen.startsWith("unix:")) await removeStaleSocket(config.listen.slice("unix:".length));
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(config.listen, credentials(config), (error, boundPort) =>
       error ? reject(error) : resolve(boundPort),
     ),
   );
   return {
-    port,
+    port: config.listen.startsWith("unix:") ? undefined : port,
     setServing,
     shutdown: (graceMs) =>
       new Promise<void>((resolve) => {
