@@ -8,6 +8,7 @@ import { createApiKey } from "../../packages/gateway/src/auth/api-keys.ts";
 import { newId } from "../../packages/gateway/src/store/ids.ts";
 import { openStore, type Store, sqlitePathIn } from "../../packages/gateway/src/store/store.ts";
 import { killAll, MARKER_VARIABLE } from "../../packages/host-agent/src/browser/processes.ts";
+import { tmpRoot } from "../../packages/host-agent/src/browser/profile.ts";
 import { type OwnXvfb, startOwnXvfb } from "../../packages/host-agent/src/display/xvfb.ts";
 import { type KeyRecorder, startKeyRecorder } from "../../test/support/key-recorder.ts";
 import { createDatabase, type PostgresServer, startPostgres } from "../../test/support/postgres.ts";
@@ -208,6 +209,8 @@ export class BenchEnvironment {
     this.#cleanups.push(async () => {
       await xvfb.stop();
       await killAll({ marker: `${MARKER_VARIABLE}=${dir}` });
+      // The baselines' browsers made their TMPDIRs under it, as the agent's do.
+      rmSync(tmpRoot(dir), { recursive: true, force: true });
     });
     return { xvfb, dir };
   }
