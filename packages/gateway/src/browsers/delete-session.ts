@@ -4,7 +4,7 @@ import type { Store } from "../store/store.ts";
 import { resolveSession } from "./resolve-session.ts";
 import type { SessionLifecycle } from "./session-lifecycle.ts";
 
-export const DELETED_REASON = "deleted";
+const DELETED_REASON = "deleted";
 
 /**
  * Ends the session and stops its browser: answers once the host confirmed the stop (or could not

@@ -65,7 +65,7 @@ export interface ProcessMatch {
  * helpers hide the marker). A marked process in someone else's group (Xvfb, in the agent's) does
  * not bring that group in.
  */
-export function findProcesses(match: ProcessMatch): number[] {
+function findProcesses(match: ProcessMatch): number[] {
   const processes = allProcesses();
   const marked = (entry: ProcessEntry) =>
     match.marker !== undefined && (entry.environ?.includes(match.marker) ?? false);

@@ -16,7 +16,7 @@ export interface BrowserFactoryOptions {
 /** How long a new browser's window may take to be mapped and focused. */
 const FOCUS_TIMEOUT_MS = 10_000;
 /** A browser is given this long to exit on SIGTERM before its process group is killed. */
-export const BROWSER_KILL_GRACE_MS = 2_000;
+const BROWSER_KILL_GRACE_MS = 2_000;
 
 /**
  * Launches a fresh Chromium in a new, empty directory of its own, its window focused. The
