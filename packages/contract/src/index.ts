@@ -1,7 +1,21 @@
+export { MAX_CDP_MESSAGE_BYTES, MAX_GRPC_MESSAGE_BYTES } from "./cdp.ts";
 export * from "./gen/grpc/health/v1/health_pb.js";
 export * from "./gen/hostagent/v1/host_agent_pb.js";
-export { type CallOptions, createPromiseClient, type PromiseClient } from "./grpc/client.ts";
+export {
+  type CallOptions,
+  type ClientBidiStream,
+  createPromiseClient,
+  type PromiseClient,
+  type StreamOptions,
+  toRpcError,
+} from "./grpc/client.ts";
 export { REQUEST_ID_KEY } from "./grpc/metadata.ts";
 export { Code, RpcError } from "./grpc/rpc-error.ts";
-export { type CallContext, type RegisterOptions, registerService, type ServiceImplementation } from "./grpc/server.ts";
+export {
+  type CallContext,
+  type RegisterOptions,
+  registerService,
+  type ServerBidiStream,
+  type ServiceImplementation,
+} from "./grpc/server.ts";
 export { serviceDefinition } from "./grpc/service-definition.ts";

@@ -37,6 +37,15 @@ export interface GatewayConfig {
   hostCheckIntervalMs: number;
   /** How often sessions past their idle timeout are looked for and ended. */
   idleCheckIntervalMs: number;
+  /**
+   * Where clients reach this gateway (PUBLIC_URL, an http(s) origin); undefined: derived from
+   * HOST and the port bound. Session CDP URLs are built on it (ws:// or wss://).
+   */
+  publicUrl: string | undefined;
+  /** How long a session's CDP token is accepted after it was handed out. */
+  cdpTokenTtlSeconds: number;
+  /** Every CDP socket is pinged this often, and closed when it did not answer the previous ping. */
+  cdpPingIntervalMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -63,6 +72,25 @@ function httpUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string
     throw new ConfigError(`${name} must be an http:// or https:// URL, got "${raw}"`);
   }
   return raw;
+}
+
+/** An http(s) origin, without path, query or fragment: the CDP path is appended to it. */
+function publicUrl(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (
+    !url ||
+    !["http:", "https:"].includes(url.protocol) ||
+    url.pathname !== "/" ||
+    url.search ||
+    url.hash ||
+    url.username
+  ) {
+    throw new ConfigError(
+      `PUBLIC_URL must be an http:// or https:// origin such as https://browsers.example.com, got "${raw}"`,
+    );
+  }
+  return url.origin;
 }
 
 function file(name: string, path: string | undefined): Buffer | undefined {
@@ -145,5 +173,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     proxyCheckUrl: httpUrl(env, "PROXY_CHECK_URL", "https://checkip.amazonaws.com/"),
     hostCheckIntervalMs: integer(env, "HOST_CHECK_INTERVAL_MS", 5_000, 100, 3_600_000),
     idleCheckIntervalMs: integer(env, "IDLE_CHECK_INTERVAL_MS", 5_000, 100, 3_600_000),
+    publicUrl: publicUrl(env.PUBLIC_URL),
+    cdpTokenTtlSeconds: integer(env, "CDP_TOKEN_TTL_SECONDS", 86_400, 60, 2_592_000),
+    cdpPingIntervalMs: integer(env, "CDP_PING_INTERVAL_MS", 30_000, 100, 3_600_000),
   };
 }

@@ -1,4 +1,8 @@
 import { createServer, type Server } from "node:http";
+import { CdpUrls, wsOrigin } from "./browsers/cdp/cdp-url.ts";
+import { CdpSockets } from "./browsers/cdp/sockets.ts";
+import { CdpTokens } from "./browsers/cdp/token.ts";
+import { cdpUpgrades } from "./browsers/cdp/upgrade.ts";
 import { startIdleReaper } from "./browsers/idle-reaper.ts";
 import { SessionLifecycle } from "./browsers/session-lifecycle.ts";
 import type { GatewayConfig } from "./config.ts";
@@ -29,7 +33,17 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // Start hearing of revocations now, not at the first request, so the key cache is in use from it.
   store.apiKeys.revocationVersion();
   const hosts = new HostPool(config.agentTls);
-  const lifecycle = new SessionLifecycle({ store, hosts, agentTimeoutMs: config.agentTimeoutMs, logger });
+  const cdpSockets = new CdpSockets({ store, logger, pingIntervalMs: config.cdpPingIntervalMs });
+  const cdpTokens = new CdpTokens(secretsKey, config.cdpTokenTtlSeconds);
+  const lifecycle = new SessionLifecycle({
+    store,
+    hosts,
+    agentTimeoutMs: config.agentTimeoutMs,
+    logger,
+    onEnded: (sessionId, reason) => cdpSockets.closeSession(sessionId, `browser session ${sessionId} ended: ${reason}`),
+  });
+  // Known once the server listens (PORT=0 binds any free port).
+  let cdpOrigin = "";
   // Every replica registers the configured agents; registering a known host changes nothing.
   const registeredAt = new Date().toISOString();
   for (const address of config.hostAgents) await store.hosts.register(address, registeredAt);
@@ -57,6 +71,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     logger,
     agentTimeoutMs: config.agentTimeoutMs,
     maxPressDurationMs: config.maxPressDurationMs,
+    cdpUrls: new CdpUrls(cdpTokens, () => cdpOrigin),
   });
   // Slow clients are cut off. Node checks these timeouts only every connectionsCheckingInterval
   // (30 s by default), so it is tied to them for the limits to hold to the second.
@@ -69,6 +84,17 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     app,
   );
   answerProtocolErrors(server);
+  server.on(
+    "upgrade",
+    cdpUpgrades({
+      store,
+      hosts,
+      tokens: cdpTokens,
+      sockets: cdpSockets,
+      agentTimeoutMs: config.agentTimeoutMs,
+      logger,
+    }),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.port, config.host, () => {
@@ -78,10 +104,15 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
+  cdpOrigin = wsOrigin(
+    config.publicUrl ?? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`,
+  );
   return {
     port,
     store,
     stop: async () => {
+      // The server does not track upgraded sockets: they are closed here, or close() would wait for them.
+      cdpSockets.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

@@ -1,7 +1,14 @@
 import type { DescMethod, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import { create } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
-import { type Metadata, type Server, type ServerUnaryCall, type sendUnaryData, status } from "@grpc/grpc-js";
+import {
+  type Metadata,
+  type Server,
+  type ServerDuplexStream,
+  type ServerUnaryCall,
+  type sendUnaryData,
+  status,
+} from "@grpc/grpc-js";
 import { REQUEST_ID_KEY } from "./metadata.ts";
 import { RpcError } from "./rpc-error.ts";
 import { serviceDefinition } from "./service-definition.ts";
@@ -15,11 +22,20 @@ export interface CallContext {
   readonly signal: AbortSignal;
 }
 
+/** The server's side of a bidirectional stream: grpc-js's duplex of messages (it writes init shapes too). */
+export type ServerBidiStream<In, Out> = ServerDuplexStream<In, Out>;
+
+/**
+ * A unary handler returns its response. A bidirectional handler owns its stream until its
+ * promise settles: resolving ends the call with OK, throwing RpcError ends it with that status.
+ */
 export type ServiceImplementation<S extends GenServiceMethods> = {
-  [K in keyof S]: (
-    request: MessageShape<S[K]["input"]>,
-    context: CallContext,
-  ) => Promise<MessageInitShape<S[K]["output"]>>;
+  [K in keyof S]: S[K]["methodKind"] extends "bidi_streaming"
+    ? (
+        stream: ServerBidiStream<MessageShape<S[K]["input"]>, MessageInitShape<S[K]["output"]>>,
+        context: CallContext,
+      ) => Promise<void>
+    : (request: MessageShape<S[K]["input"]>, context: CallContext) => Promise<MessageInitShape<S[K]["output"]>>;
 };
 
 export interface RegisterOptions {
@@ -43,11 +59,13 @@ export function registerService<S extends GenServiceMethods>(
   implementation: ServiceImplementation<S>,
   options: RegisterOptions = {},
 ): void {
-  const handlers: Record<string, (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => void> =
-    {};
+  type AnyHandler = (first: unknown, context: CallContext) => Promise<unknown>;
+  type AnyCall = ServerUnaryCall<unknown, unknown> | ServerDuplexStream<unknown, unknown>;
+  const handlers: Record<string, (call: AnyCall, callback?: sendUnaryData<unknown>) => void> = {};
   for (const method of service.methods as DescMethod[]) {
-    const handler = implementation[method.localName as keyof S];
+    const handler = implementation[method.localName as keyof S] as AnyHandler | undefined;
     if (typeof handler !== "function") throw new Error(`${service.typeName}.${method.name} is not implemented`);
+    const streaming = method.methodKind === "bidi_streaming";
     handlers[method.name] = (call, callback) => {
       const started = performance.now();
       const abort = new AbortController();
@@ -63,17 +81,30 @@ export function registerService<S extends GenServiceMethods>(
       };
       const finish = (code: status, error?: unknown) =>
         options.onCallEnd?.(context, { code, error, durationMs: performance.now() - started });
-      handler(call.request as MessageShape<S[keyof S]["input"]>, context).then(
+      const answer = (code: status, message: string, response?: unknown) => {
+        answered = true;
+        if (!streaming) {
+          callback?.(code === status.OK ? null : { code, details: message }, response);
+        } else if (code === status.OK) {
+          (call as ServerDuplexStream<unknown, unknown>).end();
+        } else {
+          // How grpc-js ends a stream with a status: its own "error" listener sends it.
+          call.emit("error", { code, details: message });
+        }
+      };
+      handler(streaming ? call : (call as ServerUnaryCall<unknown, unknown>).request, context).then(
         (init) => {
-          answered = true;
-          callback(null, create(method.output, init as MessageInitShape<typeof method.output>));
+          answer(
+            status.OK,
+            "",
+            streaming ? undefined : create(method.output, init as MessageInitShape<typeof method.output>),
+          );
           finish(status.OK);
         },
         (error: unknown) => {
           const rpcError =
             error instanceof RpcError ? error : new RpcError(status.INTERNAL, "internal error in host agent");
-          answered = true;
-          callback({ code: rpcError.code, details: rpcError.message });
+          answer(rpcError.code, rpcError.message);
           finish(rpcError.code, error);
         },
       );

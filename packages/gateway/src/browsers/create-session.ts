@@ -5,6 +5,7 @@ import { DEFAULT_TIMEOUT_SECONDS } from "../store/browser-sessions.ts";
 import type { HostRequirements } from "../store/hosts.ts";
 import { newId } from "../store/ids.ts";
 import type { Store } from "../store/store.ts";
+import type { CdpUrls } from "./cdp/cdp-url.ts";
 import { resolveProxyReference } from "./proxy-reference.ts";
 import type { SessionLifecycle } from "./session-lifecycle.ts";
 import { type BrowserSession, toBrowserSession } from "./session-record.ts";
@@ -78,7 +79,7 @@ function noHostMessage(requirements: HostRequirements): string {
  * the database, so concurrent creates on any number of replicas never share a host.
  */
 export async function createSession(
-  deps: { store: Store; lifecycle: SessionLifecycle },
+  deps: { store: Store; lifecycle: SessionLifecycle; cdpUrls: CdpUrls },
   principal: Principal,
   body: BrowserCreateBody,
   requestId?: string,
@@ -101,7 +102,9 @@ export async function createSession(
     },
     requirements,
   );
-  if ("session" in outcome) return toBrowserSession(await deps.lifecycle.start(outcome.session, requestId));
+  if ("session" in outcome) {
+    return toBrowserSession(await deps.lifecycle.start(outcome.session, requestId), deps.cdpUrls);
+  }
   if (outcome.failure === "name_taken") {
     throw new ApiError("conflict", `an active browser session is already named "${body.name}"`);
   }

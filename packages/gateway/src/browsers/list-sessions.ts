@@ -3,6 +3,7 @@ import type { Principal } from "../auth/api-keys.ts";
 import { type Page, pageOf, pageQuery, queryOnce } from "../http/pagination.ts";
 import type { SessionStatusFilter } from "../store/browser-sessions.ts";
 import type { Store } from "../store/store.ts";
+import type { CdpUrls } from "./cdp/cdp-url.ts";
 import { type BrowserSession, toBrowserSession } from "./session-record.ts";
 
 export const queryBoolean = queryOnce()
@@ -23,7 +24,7 @@ export const BrowserListQuery = z.strictObject({
 export type BrowserListQuery = z.output<typeof BrowserListQuery>;
 
 export async function listSessions(
-  store: Store,
+  { store, cdpUrls }: { store: Store; cdpUrls: CdpUrls },
   principal: Principal,
   query: BrowserListQuery,
 ): Promise<Page<BrowserSession>> {
@@ -33,5 +34,5 @@ export async function listSessions(
     offset: query.offset,
     limit: query.limit,
   });
-  return pageOf(rows, query.offset, toBrowserSession);
+  return pageOf(rows, query.offset, (session) => toBrowserSession(session, cdpUrls));
 }

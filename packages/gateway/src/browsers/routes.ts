@@ -3,6 +3,7 @@ import { ApiRouter, pathParam } from "../http/api-router.ts";
 import { abortedWhenClientGone } from "../http/client-gone.ts";
 import { PAGE_HEADERS, sendPage } from "../http/pagination.ts";
 import { parseInput } from "../http/validate.ts";
+import type { CdpUrls } from "./cdp/cdp-url.ts";
 import { BrowserCreateBody, createSession } from "./create-session.ts";
 import { deleteSession } from "./delete-session.ts";
 import { FileInfoQuery, FileInfoRecord, getFileInfo } from "./file-info.ts";
@@ -11,7 +12,7 @@ import { BrowserListQuery, listSessions } from "./list-sessions.ts";
 import { type PressKeyDeps, pressKey, pressKeyBody } from "./press-key.ts";
 import { BrowserSession } from "./session-record.ts";
 
-export function browserRoutes(deps: PressKeyDeps): ApiRouter {
+export function browserRoutes(deps: PressKeyDeps & { cdpUrls: CdpUrls }): ApiRouter {
   const api = new ApiRouter();
   const PressKeyBody = pressKeyBody(deps.maxPressDurationMs);
 
@@ -51,7 +52,7 @@ export function browserRoutes(deps: PressKeyDeps): ApiRouter {
     },
     async (req, res) => {
       const query = parseInput(BrowserListQuery, req.query, "query");
-      const page = await listSessions(deps.store, principalOf(res), query);
+      const page = await listSessions(deps, principalOf(res), query);
       sendPage(res, page);
     },
   );
@@ -69,7 +70,7 @@ export function browserRoutes(deps: PressKeyDeps): ApiRouter {
     },
     async (req, res) => {
       const query = parseInput(BrowserRetrieveQuery, req.query, "query");
-      res.json(await getSession(deps.store, principalOf(res), pathParam(req, "id_or_name"), query));
+      res.json(await getSession(deps, principalOf(res), pathParam(req, "id_or_name"), query));
     },
   );
 

@@ -26,6 +26,8 @@ export interface LifecycleDeps {
   hosts: HostPool;
   agentTimeoutMs: number;
   logger: Logger;
+  /** Told of every session this replica ended, before its browser is stopped (its CDP sockets close at once). */
+  onEnded?: (sessionId: string, reason: string) => void;
 }
 
 /**
@@ -119,6 +121,7 @@ export class SessionLifecycle {
       organizationId,
     );
     if (!ended) return undefined;
+    this.#deps.onEnded?.(sessionId, reason);
     this.#deps.logger.info(
       { sessionId, organizationId: ended.organizationId, host: ended.hostAddress, reason },
       "session ended",

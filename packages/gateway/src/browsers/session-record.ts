@@ -1,11 +1,12 @@
 import { z } from "zod";
 import type { BrowserSessionRecord } from "../store/browser-sessions.ts";
+import type { CdpUrls } from "./cdp/cdp-url.ts";
 
 /**
  * A browser session as @onkernel/sdk reads it. Fields that mean nothing on a self-hosted host
  * keep the SDK's types with a truthful value: `webdriver_ws_url` is "" (no WebDriver BiDi
- * endpoint), `stealth` is false, and `cdp_ws_url` is "" on a host that runs no browser
- * (AGENT_CHROMIUM_PATH=none). Optional fields with nothing to say are omitted.
+ * endpoint), `stealth` is false, and `cdp_ws_url` is "" for an ended session and on a host that
+ * runs no browser (AGENT_CHROMIUM_PATH=none). Optional fields with nothing to say are omitted.
  */
 export const BrowserSession = z.object({
   session_id: z.string(),
@@ -14,7 +15,11 @@ export const BrowserSession = z.object({
   deleted_at: z.string().optional(),
   /** Why an ended session ended ("deleted", "idle timeout", "the browser was killed by SIGKILL"…); an extension of this service. */
   end_reason: z.string().optional(),
-  cdp_ws_url: z.string(),
+  cdp_ws_url: z
+    .string()
+    .describe(
+      "WebSocket URL of the session's browser for the Chrome DevTools Protocol, on this gateway, with a token that opens this session's DevTools and nothing else; a fresh token with every read of the session. Empty for an ended session.",
+    ),
   webdriver_ws_url: z.string(),
   /** The host has no X display. */
   headless: z.boolean(),
@@ -27,14 +32,14 @@ export const BrowserSession = z.object({
 });
 export type BrowserSession = z.infer<typeof BrowserSession>;
 
-export function toBrowserSession(session: BrowserSessionRecord): BrowserSession {
+export function toBrowserSession(session: BrowserSessionRecord, cdpUrls: CdpUrls): BrowserSession {
   return {
     session_id: session.id,
     ...(session.name !== null && { name: session.name }),
     created_at: session.createdAt,
     ...(session.deletedAt !== null && { deleted_at: session.deletedAt }),
     ...(session.endReason !== null && { end_reason: session.endReason }),
-    cdp_ws_url: session.cdpWsUrl ?? "",
+    cdp_ws_url: cdpUrls.of(session),
     webdriver_ws_url: "",
     headless: session.headless,
     stealth: false,

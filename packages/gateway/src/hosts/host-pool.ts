@@ -1,4 +1,4 @@
-import { createPromiseClient, HostAgent, type PromiseClient } from "@browser-infra/contract";
+import { createPromiseClient, HostAgent, MAX_GRPC_MESSAGE_BYTES, type PromiseClient } from "@browser-infra/contract";
 import { type ChannelCredentials, type ChannelOptions, Client, credentials } from "@grpc/grpc-js";
 import { withCallMetrics } from "../metrics/host-call-metrics.ts";
 import { checkServing } from "./health-check.ts";
@@ -40,6 +40,8 @@ export class HostPool {
         "grpc.max_reconnect_backoff_ms": 2_000,
         "grpc.keepalive_time_ms": 30_000,
         "grpc.keepalive_timeout_ms": 5_000,
+        // CDP messages can be far larger than gRPC's default limit of 4 MiB.
+        "grpc.max_receive_message_length": MAX_GRPC_MESSAGE_BYTES,
         ...this.#tlsOptions,
       });
       entry = { channel, client: withCallMetrics(createPromiseClient(HostAgent, channel)) };

@@ -1,6 +1,7 @@
 import express, { type Express } from "express";
 import { pinoHttp } from "pino-http";
 import { requireAuth } from "../auth/require-auth.ts";
+import type { CdpUrls } from "../browsers/cdp/cdp-url.ts";
 import { browserRoutes } from "../browsers/routes.ts";
 import type { SessionLifecycle } from "../browsers/session-lifecycle.ts";
 import { ApiError } from "../errors.ts";
@@ -26,6 +27,8 @@ export interface AppDeps {
   secretsKey: Buffer;
   /** What a proxy health check fetches through the proxy when the caller names no url. */
   proxyCheckUrl: string;
+  /** Makes each session's cdp_ws_url. */
+  cdpUrls: CdpUrls;
 }
 
 export function createApp(deps: AppDeps): Express {

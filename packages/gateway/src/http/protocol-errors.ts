@@ -1,13 +1,6 @@
-import type { Server } from "node:http";
+import { type Server, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { ERROR_TABLE, type ErrorCode } from "../errors.ts";
-
-const REASONS: Record<number, string> = {
-  400: "Bad Request",
-  408: "Request Timeout",
-  417: "Expectation Failed",
-  431: "Request Header Fields Too Large",
-};
 
 function parserErrorCode(error: NodeJS.ErrnoException): ErrorCode {
   if (error.code === "HPE_HEADER_OVERFLOW") return "headers_too_large";
@@ -15,17 +8,26 @@ function parserErrorCode(error: NodeJS.ErrnoException): ErrorCode {
   return "invalid_request";
 }
 
-/** A HEAD request gets the head of the response only: its client reads no body. */
-function rawErrorResponse(code: ErrorCode, message: string, head: boolean): string {
-  const { status, retry } = ERROR_TABLE[code];
+/**
+ * An Error body answer written straight to a socket that Express does not serve (a request the
+ * parser refused, a WebSocket upgrade). A HEAD request gets the head of the response only: its
+ * client reads no body.
+ */
+export function rawErrorResponse(
+  code: ErrorCode,
+  message: string,
+  options: { head?: boolean; retry?: boolean; requestId?: string } = {},
+): string {
+  const { status } = ERROR_TABLE[code];
   const body = JSON.stringify({ code, message });
   return (
-    `HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}\r\n` +
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n` +
     "Content-Type: application/json; charset=utf-8\r\n" +
     `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-    `x-should-retry: ${retry}\r\n` +
+    `x-should-retry: ${options.retry ?? ERROR_TABLE[code].retry}\r\n` +
+    (options.requestId ? `x-request-id: ${options.requestId}\r\n` : "") +
     "Connection: close\r\n\r\n" +
-    (head ? "" : body)
+    (options.head ? "" : body)
   );
 }
 
@@ -50,7 +52,7 @@ export function answerProtocolErrors(server: Server): void {
           ? "the request did not arrive in time"
           : "the request is not valid HTTP";
     const rawPacket = (error as NodeJS.ErrnoException & { rawPacket?: Buffer }).rawPacket;
-    socket.end(rawErrorResponse(code, message, rawPacket?.subarray(0, 5).toString("latin1") === "HEAD "));
+    socket.end(rawErrorResponse(code, message, { head: rawPacket?.subarray(0, 5).toString("latin1") === "HEAD " }));
   });
   server.on("checkExpectation", (req, res) => {
     const body = JSON.stringify({

@@ -22,12 +22,19 @@ const duration = new Histogram({
 
 type AnyCall = (request: unknown, options: unknown) => Promise<unknown>;
 
-/** The same client, with every call counted and timed under its gRPC method name and status. */
+/**
+ * The same client, with every unary call counted and timed under its gRPC method name and status.
+ * Streams (CDP) are measured where they are bridged: browsers/cdp/cdp-metrics.ts.
+ */
 export function withCallMetrics(client: HostAgentClient): HostAgentClient {
   const measured: Record<string, AnyCall> = {};
   for (const method of HostAgent.methods) {
     const call = (client as unknown as Record<string, AnyCall>)[method.localName];
     if (!call) throw new Error(`host agent client has no ${method.localName}`);
+    if (method.methodKind !== "unary") {
+      measured[method.localName] = call;
+      continue;
+    }
     measured[method.localName] = async (request, options) => {
       const started = process.hrtime.bigint();
       let code = "OK";

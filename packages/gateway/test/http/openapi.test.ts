@@ -4,6 +4,8 @@ import type { Express } from "express";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshStore } from "../../../../test/support/stores.ts";
+import { CdpUrls } from "../../src/browsers/cdp/cdp-url.ts";
+import { CdpTokens } from "../../src/browsers/cdp/token.ts";
 import { SessionLifecycle } from "../../src/browsers/session-lifecycle.ts";
 import { HostPool } from "../../src/hosts/host-pool.ts";
 import { expressPath } from "../../src/http/api-router.ts";
@@ -31,6 +33,7 @@ beforeAll(async () => {
     maxPressDurationMs: 300_000,
     secretsKey: randomBytes(32),
     proxyCheckUrl: "http://127.0.0.1:9/",
+    cdpUrls: new CdpUrls(new CdpTokens(randomBytes(32), 60), () => "ws://127.0.0.1:9"),
   });
   server = await new Promise((resolve) => {
     const listening = app.listen(0, "127.0.0.1", () => resolve(listening));

@@ -1,6 +1,6 @@
 import { rm } from "node:fs/promises";
 import { connect } from "node:net";
-import { HostAgent, registerService } from "@browser-infra/contract";
+import { HostAgent, MAX_GRPC_MESSAGE_BYTES, registerService } from "@browser-infra/contract";
 import { Server, ServerCredentials, status } from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
 import type { AgentConfig } from "../config.ts";
@@ -10,6 +10,7 @@ import type { Logger } from "../logger.ts";
 import { countingKeyEvents } from "../metrics/key-events.ts";
 import { recordRpcCall } from "../metrics/rpc-metrics.ts";
 import type { BrowserSlot } from "../session/slot.ts";
+import { cdpHandler } from "./cdp-handler.ts";
 import { fileInfoHandler } from "./file-info-handler.ts";
 import { pressKeyHandler } from "./press-key-handler.ts";
 import { addReflection } from "./reflection.ts";
@@ -61,7 +62,8 @@ export async function startAgentServer(
   deps: { keyboard: Keyboard | undefined; slot: BrowserSlot; logger: Logger },
 ): Promise<AgentServer> {
   const { logger, slot } = deps;
-  const server = new Server();
+  // CDP messages can be far larger than gRPC's default limit of 4 MiB.
+  const server = new Server({ "grpc.max_receive_message_length": MAX_GRPC_MESSAGE_BYTES });
   registerService(
     server,
     HostAgent,
@@ -72,6 +74,7 @@ export async function startAgentServer(
         pressKeyHandler({ keyboard: deps.keyboard, slot, maxPressDurationMs: config.maxPressDurationMs }),
       ),
       describe: () => describeHost(config, slot, logger),
+      cdp: cdpHandler(slot),
     },
     {
       onCallEnd: (context, outcome) => {

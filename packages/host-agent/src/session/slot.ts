@@ -44,6 +44,16 @@ interface Session {
   endReason: string | undefined;
   /** WaitSessionEnd calls waiting for it to end; each removes itself when its call is cancelled. */
   waiters: Set<(reason: string) => void>;
+  /** Open DevTools connections, closed first thing when the session is fenced; each removes itself when it ends. */
+  attachments: Set<(reason: string) => void>;
+}
+
+/** A DevTools connection's hold on the running session. */
+export interface Attachment {
+  /** Chromium's DevTools WebSocket URL on the host's loopback. */
+  cdpWsUrl: string;
+  /** The connection ended by itself: the slot no longer needs to close it. */
+  detach(): void;
 }
 
 function endSession(session: Session, reason: string): void {
@@ -134,6 +144,7 @@ export class BrowserSlot {
       info: undefined,
       endReason: undefined,
       waiters: new Set(),
+      attachments: new Set(),
     };
     const started = this.#launch(session);
     this.#state = { kind: "starting", session, started };
@@ -204,6 +215,19 @@ export class BrowserSlot {
     }
   }
 
+  /**
+   * Registers a DevTools connection to the running session's browser: onEnd is called with the
+   * reason when the session is fenced, before its browser is killed. Throws SessionNotRunningError
+   * unless the session runs, with a browser.
+   */
+  attach(sessionId: string, onEnd: (reason: string) => void): Attachment {
+    this.require(sessionId);
+    const { session } = this.#state as State & { kind: "running" };
+    if (!session.browser) throw new SessionNotRunningError(sessionId, "this host runs no browser");
+    session.attachments.add(onEnd);
+    return { cdpWsUrl: session.browser.cdpWsUrl, detach: () => session.attachments.delete(onEnd) };
+  }
+
   /** Resolves with the reason once the session no longer runs (at once when it does not); rejects when signal aborts. */
   async waitEnd(sessionId: string, signal: AbortSignal): Promise<string> {
     const state = this.#state;
@@ -241,6 +265,9 @@ export class BrowserSlot {
     const state: State & { kind: "stopping" } = { kind: "stopping", session, stopped: Promise.resolve() };
     // Set before any work, so that from now on every call for the session is refused.
     this.#state = state;
+    // DevTools clients hear why at once, not when the browser's sockets drop after its kill.
+    for (const onEnd of session.attachments) onEnd(reason);
+    session.attachments.clear();
     state.stopped = this.#runFence(session, reason, previous).catch((error: unknown) => {
       this.#deps.onFenceFailure(error);
       throw error;

@@ -32,7 +32,8 @@ export declare const StartSessionRequestSchema: GenMessage<StartSessionRequest>;
  */
 export declare type StartSessionResponse = Message<"hostagent.v1.StartSessionResponse"> & {
   /**
-   * The session's Chromium DevTools WebSocket URL, on the host's loopback.
+   * The session's Chromium DevTools WebSocket URL, on the host's loopback;
+   * empty when the agent runs no browser. Clients reach it only through Cdp.
    *
    * @generated from field: string cdp_ws_url = 1;
    */
@@ -346,6 +347,56 @@ export declare type DescribeResponse = Message<"hostagent.v1.DescribeResponse"> 
 export declare const DescribeResponseSchema: GenMessage<DescribeResponse>;
 
 /**
+ * @generated from message hostagent.v1.CdpRequest
+ */
+export declare type CdpRequest = Message<"hostagent.v1.CdpRequest"> & {
+  /**
+   * The session whose browser to connect to: set on the first message only.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * One CDP message (JSON, UTF-8) from the client; empty on the first message.
+   *
+   * @generated from field: bytes message = 2;
+   */
+  message: Uint8Array;
+};
+
+/**
+ * Describes the message hostagent.v1.CdpRequest.
+ * Use `create(CdpRequestSchema)` to create a new message.
+ */
+export declare const CdpRequestSchema: GenMessage<CdpRequest>;
+
+/**
+ * @generated from message hostagent.v1.CdpResponse
+ */
+export declare type CdpResponse = Message<"hostagent.v1.CdpResponse"> & {
+  /**
+   * True on the agent's first message only: the DevTools connection is open.
+   *
+   * @generated from field: bool connected = 1;
+   */
+  connected: boolean;
+
+  /**
+   * One CDP message (JSON, UTF-8) from Chromium; empty on the first message.
+   *
+   * @generated from field: bytes message = 2;
+   */
+  message: Uint8Array;
+};
+
+/**
+ * Describes the message hostagent.v1.CdpResponse.
+ * Use `create(CdpResponseSchema)` to create a new message.
+ */
+export declare const CdpResponseSchema: GenMessage<CdpResponse>;
+
+/**
  * HostAgent runs on every browser host. One agent is one browser slot: one X
  * display (or none: headless), at most one browser session at a time, and
  * that session's own Chromium. The gateway is its only caller; it is the only
@@ -441,6 +492,25 @@ export declare const HostAgent: GenService<{
     methodKind: "unary";
     input: typeof DescribeRequestSchema;
     output: typeof DescribeResponseSchema;
+  },
+  /**
+   * Cdp is one DevTools connection to the session's Chromium: the agent opens
+   * its own connection to the browser's DevTools socket (on loopback) and
+   * carries CDP messages both ways until either side closes. The caller's
+   * first message names the session (and carries no CDP message); the agent's
+   * first message says the connection is open. Each further message is one
+   * CDP message (one WebSocket text frame). The call ends with OK when
+   * Chromium closes the connection, ABORTED when the session ends (stopped,
+   * its browser died: the reason is in the status message) or is not the one
+   * this agent runs, UNAVAILABLE when the browser cannot be reached. Several
+   * calls may be open for one session at once.
+   *
+   * @generated from rpc hostagent.v1.HostAgent.Cdp
+   */
+  cdp: {
+    methodKind: "bidi_streaming";
+    input: typeof CdpRequestSchema;
+    output: typeof CdpResponseSchema;
   },
 }>;
 
