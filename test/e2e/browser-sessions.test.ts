@@ -165,7 +165,9 @@ describe("every browser session gets its own fresh Chromium", { timeout: 6 * STE
   it("gives two concurrent sessions their own browsers, and a later session on the same host none of the first's state", async () => {
     const one = await kernel.browsers.create({ timeout_seconds: 600 });
     const two = await kernel.browsers.create({ timeout_seconds: 600 });
-    expect(one.cdp_ws_url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/devtools\/browser\//);
+    expect(one.cdp_ws_url).toMatch(
+      new RegExp(`^ws://127\\.0\\.0\\.1:${gateway.port}/browsers/${one.session_id}/cdp\\?token=`),
+    );
     expect(two.cdp_ws_url).not.toBe(one.cdp_ws_url);
     expect(one).toMatchObject({ headless: false, viewport: { width: 1024, height: 768 } });
     const oneHost = await hostOf(one);

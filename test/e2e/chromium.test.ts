@@ -191,7 +191,7 @@ describe.each<StoreKind>(["sqlite", "postgres"])(
 
     it("creates the session with a browser of its own, whose record carries its DevTools URL and window size", () => {
       expect(session).toMatchObject({ headless: false, viewport: { width: 1024, height: 768 } });
-      expect(session.cdp_ws_url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/devtools\/browser\//);
+      expect(session.cdp_ws_url).toMatch(new RegExp(`/browsers/${session.session_id}/cdp\\?token=`));
     });
 
     it("types lowercase letters: h, then i", async () => {

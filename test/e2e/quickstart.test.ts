@@ -1,11 +1,14 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Kernel from "@onkernel/sdk";
 import { chromium as playwright } from "playwright-core";
+import puppeteer from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -21,6 +24,12 @@ let dataDir: string;
 let child: ReturnType<typeof spawn>;
 let output = "";
 let kernel: Kernel;
+/** A form served on loopback that echoes what is posted to it. */
+let formServer: Server;
+let formUrl: string;
+
+const FORM = `<!doctype html><html><head><meta charset="utf-8"><title>form</title></head>
+<body><form method="post" action="/echo"><input id="name" name="name"><button id="send">Send</button></form></body></html>`;
 
 const NOBODY = 65534;
 
@@ -57,6 +66,20 @@ function markedProcesses(): number[] {
 }
 
 beforeAll(async () => {
+  formServer = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk: Buffer) => {
+      body += chunk.toString("utf8");
+    });
+    req.on("end", () => {
+      const name = new URLSearchParams(body).get("name")?.replace(/[<&]/g, "") ?? "";
+      res
+        .writeHead(200, { "content-type": "text/html" })
+        .end(req.method === "POST" ? `<p id="out">hello ${name}</p>` : FORM);
+    });
+  });
+  await new Promise<void>((resolve) => formServer.listen(0, "127.0.0.1", resolve));
+  formUrl = `http://127.0.0.1:${(formServer.address() as AddressInfo).port}/`;
   dataDir = mkdtempSync(join(tmpdir(), "quickstart-"));
   child = spawn(process.execPath, [QUICKSTART], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: "0", QUICKSTART_BROWSERS: "2" },
@@ -85,12 +108,14 @@ afterAll(async () => {
     process.kill(-child.pid, "SIGKILL");
   }
   rmSync(dataDir, { recursive: true, force: true });
+  await new Promise<void>((resolve) => formServer?.close(() => resolve()));
 });
 
 describe("npm start", { timeout: 60_000 }, () => {
   it("prints a session local with a browser of its own, and a second session right after gets another", async () => {
     const local = await kernel.browsers.retrieve("local");
-    expect(output).toContain(local.cdp_ws_url);
+    // Printed with the token of its creation; every read of the session carries a fresh one.
+    expect(output).toContain(local.cdp_ws_url.split("?")[0]);
     const second = await kernel.browsers.create({});
     expect(second.cdp_ws_url).not.toBe(local.cdp_ws_url);
     for (const session of [local, second]) {
@@ -103,6 +128,33 @@ describe("npm start", { timeout: 60_000 }, () => {
       ).toEqual(["about:blank"]);
     }
     await kernel.browsers.deleteByID(second.session_id);
+  });
+
+  it("lets Playwright and Puppeteer drive a session the official client created, through its cdp_ws_url", async () => {
+    const session = await kernel.browsers.create({});
+    const browser = await playwright.connectOverCDP(session.cdp_ws_url);
+    try {
+      const page = browser.contexts()[0]?.pages()[0];
+      if (!page) throw new Error("the session's browser has no tab");
+      await page.goto(formUrl);
+      await page.fill("#name", "playwright");
+      await page.click("#send");
+      await expect.poll(() => page.locator("#out").textContent()).toBe("hello playwright");
+    } finally {
+      await browser.close();
+    }
+
+    const puppet = await puppeteer.connect({ browserWSEndpoint: session.cdp_ws_url, defaultViewport: null });
+    try {
+      const page = await puppet.newPage();
+      await page.goto(formUrl);
+      await page.type("#name", "puppeteer");
+      await Promise.all([page.waitForNavigation(), page.click("#send")]);
+      expect(await page.$eval("#out", (element) => element.textContent)).toBe("hello puppeteer");
+    } finally {
+      await puppet.disconnect();
+    }
+    await kernel.browsers.deleteByID(session.session_id);
   });
 
   it("lets no other local user reach its agents: they listen on Unix sockets in a private directory", async () => {
