@@ -32,3 +32,24 @@ describe("HOST_AGENTS_DNS", () => {
     expect(load).toThrow(`HOST_AGENTS_DNS must be name:port (a DNS name and a port from 1 to 65535), got "${raw}"`);
   });
 });
+
+describe("PUBLIC_URL", () => {
+  it("is unset by default (the CDP URLs are then on HOST and the port bound)", () => {
+    expect(loadConfig({}).publicUrl).toBeUndefined();
+  });
+
+  it.each([
+    ["https://browsers.example.com", "https://browsers.example.com"],
+    ["https://browsers.example.com/", "https://browsers.example.com"],
+    ["http://10.0.0.5:8080", "http://10.0.0.5:8080"],
+  ])("reads %s as the origin %s", (raw, origin) => {
+    expect(loadConfig({ PUBLIC_URL: raw }).publicUrl).toBe(origin);
+  });
+
+  it.each(["browsers.example.com", "ws://gateway:8080", "https://example.com/api", "https://example.com/?a=1"])(
+    "refuses %s: an http(s) origin only",
+    (raw) => {
+      expect(() => loadConfig({ PUBLIC_URL: raw })).toThrow(/PUBLIC_URL must be an http:\/\/ or https:\/\/ origin/);
+    },
+  );
+});

@@ -74,3 +74,12 @@ describe("the browser slot", () => {
     await expect(s.start("b")).rejects.toThrow(/shutting down/);
   });
 });
+
+describe("DevTools attachments", () => {
+  it("are refused for a session that is not running, and on a host without a browser", async () => {
+    const s = slot();
+    expect(() => s.attach("a", () => undefined)).toThrow(SessionNotRunningError);
+    await s.start("a");
+    expect(() => s.attach("a", () => undefined)).toThrow(/this host runs no browser/);
+  });
+});
