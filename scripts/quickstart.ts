@@ -359,7 +359,9 @@ try {
     `curl -s -H "Authorization: Bearer $KERNEL_API_KEY" "$KERNEL_BASE_URL/browsers/${SESSION_NAME}/fs/file_info?path=/"\n`,
   );
   if (session.cdp_ws_url) {
-    say(`The session "${SESSION_NAME}" (${session.session_id}) has its own Chromium; its DevTools URL:\n`);
+    say(
+      `The session "${SESSION_NAME}" (${session.session_id}) has its own Chromium; its DevTools URL, on the gateway (its token opens this session only; GET /browsers/${SESSION_NAME} hands out a fresh one):\n`,
+    );
     say(`  ${session.cdp_ws_url}\n`);
     say(
       `Drive it with Playwright (playwright-core): const browser = await chromium.connectOverCDP("${session.cdp_ws_url}");\n`,
