@@ -270,7 +270,8 @@ describe("CDP through the gateway", { timeout: 6 * STEP_TIMEOUT_MS }, () => {
     await hostsIdle();
     const session = await kernel.browsers.create({ timeout_seconds: 600 });
     const playwrightEnded = disconnected(await connect(session.cdp_ws_url));
-    const opened = await upgrade(session.cdp_ws_url);
+    // On the other replica: the reason reaches it through the agent's fence.
+    const opened = await upgrade(on(two, session.cdp_ws_url));
     if (!("socket" in opened)) throw new Error("the URL was refused");
     const rawEnded = closed(opened.socket);
     await kernel.browsers.deleteByID(session.session_id);

@@ -1,5 +1,6 @@
 import type { Logger } from "../logger.ts";
 import { type PeriodicTask, runPeriodically } from "../periodic.ts";
+import { IDLE_REASON } from "../store/browser-sessions.ts";
 import type { Store } from "../store/store.ts";
 import type { SessionLifecycle } from "./session-lifecycle.ts";
 
@@ -20,7 +21,7 @@ export async function endIdleSessions(store: Store, lifecycle: SessionLifecycle,
       "session ended after its idle timeout",
     );
   }
-  await Promise.all(ended.map((session) => lifecycle.stopOnHost(session.hostAddress, session.id)));
+  await Promise.all(ended.map((session) => lifecycle.stopOnHost(session.hostAddress, session.id, IDLE_REASON)));
 }
 
 export function startIdleReaper(

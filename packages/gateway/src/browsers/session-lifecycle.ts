@@ -126,21 +126,24 @@ export class SessionLifecycle {
       { sessionId, organizationId: ended.organizationId, host: ended.hostAddress, reason },
       "session ended",
     );
-    await this.stopOnHost(ended.hostAddress, sessionId);
+    await this.stopOnHost(ended.hostAddress, sessionId, reason);
     return ended;
   }
 
   /**
-   * Asks the host to stop the session (its fence); on confirmation the host is idle again. False
-   * when the host could not confirm, or a stop of it is under way from this replica already.
+   * Asks the host to stop the session (its fence) for the reason given (the agent tells the
+   * session's CDP clients); on confirmation the host is idle again. False when the host could not
+   * confirm, or a stop of it is under way from this replica already.
    */
-  async stopOnHost(address: string, sessionId: string): Promise<boolean> {
+  async stopOnHost(address: string, sessionId: string, reason = ""): Promise<boolean> {
     const { store, hosts, agentTimeoutMs, logger } = this.#deps;
     const key = `${address} ${sessionId}`;
     if (this.#stopping.has(key)) return false;
     this.#stopping.add(key);
     try {
-      await hosts.client(address).stopSession({ sessionId }, { timeoutMs: agentTimeoutMs + BROWSER_CALL_EXTRA_MS });
+      await hosts
+        .client(address)
+        .stopSession({ sessionId, reason }, { timeoutMs: agentTimeoutMs + BROWSER_CALL_EXTRA_MS });
     } catch (error) {
       logger.warn(
         { err: error, host: address, sessionId },

@@ -76,7 +76,7 @@ const INSERTED_COLUMNS =
 const COLUMNS = `${INSERTED_COLUMNS}, end_reason, agent_instance`;
 
 export const DEFAULT_TIMEOUT_SECONDS = 60;
-const IDLE_REASON = "idle timeout";
+export const IDLE_REASON = "idle timeout";
 
 function fromRow(row: Row): BrowserSessionRecord {
   return {

@@ -45,7 +45,7 @@ export function sessionHandlers(slot: BrowserSlot) {
     },
     stopSession: async (request: StopSessionRequest): Promise<MessageInitShape<typeof StopSessionResponseSchema>> => {
       requireSessionId(request.sessionId);
-      return { wasRunning: await slot.stop(request.sessionId) };
+      return { wasRunning: await slot.stop(request.sessionId, request.reason || undefined) };
     },
     waitSessionEnd: async (
       request: WaitSessionEndRequest,

@@ -81,6 +81,15 @@ export declare type StopSessionRequest = Message<"hostagent.v1.StopSessionReques
    * @generated from field: string session_id = 1;
    */
   sessionId: string;
+
+  /**
+   * Why the session ends ("deleted", "idle timeout"…): what the agent logs,
+   * answers WaitSessionEnd with, and tells the session's CDP clients.
+   * Empty: "stopped".
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
 };
 
 /**
