@@ -46,6 +46,14 @@ export interface GatewayConfig {
   cdpTokenTtlSeconds: number;
   /** Every CDP socket is pinged this often, and closed when it did not answer the previous ping. */
   cdpPingIntervalMs: number;
+  /** Active sessions one organization may hold at once; 0: no limit (MAX_SESSIONS_PER_ORG). */
+  maxSessionsPerOrg: number;
+  /** Proxy checks one organization may run at once on this replica (PROXY_CHECKS_CONCURRENT_PER_ORG). */
+  proxyChecksConcurrentPerOrg: number;
+  /** Proxy checks one organization may start per minute on this replica (PROXY_CHECKS_PER_MINUTE_PER_ORG). */
+  proxyChecksPerMinutePerOrg: number;
+  /** Whether GET /metrics answers clients other than loopback ones (METRICS_PUBLIC). */
+  metricsPublic: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -64,6 +72,13 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (raw !== "true" && raw !== "false") throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+  return raw === "true";
 }
 
 function httpUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
@@ -176,5 +191,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     publicUrl: publicUrl(env.PUBLIC_URL),
     cdpTokenTtlSeconds: integer(env, "CDP_TOKEN_TTL_SECONDS", 86_400, 60, 2_592_000),
     cdpPingIntervalMs: integer(env, "CDP_PING_INTERVAL_MS", 30_000, 100, 3_600_000),
+    maxSessionsPerOrg: integer(env, "MAX_SESSIONS_PER_ORG", 0, 0, 1_000_000),
+    proxyChecksConcurrentPerOrg: integer(env, "PROXY_CHECKS_CONCURRENT_PER_ORG", 4, 1, 1_000),
+    proxyChecksPerMinutePerOrg: integer(env, "PROXY_CHECKS_PER_MINUTE_PER_ORG", 60, 1, 100_000),
+    metricsPublic: boolean(env, "METRICS_PUBLIC", false),
   };
 }
