@@ -72,6 +72,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     agentTimeoutMs: config.agentTimeoutMs,
     maxPressDurationMs: config.maxPressDurationMs,
     cdpUrls: new CdpUrls(cdpTokens, () => cdpOrigin),
+    maxSessionsPerOrg: config.maxSessionsPerOrg,
+    proxyChecksPerOrg: {
+      concurrent: config.proxyChecksConcurrentPerOrg,
+      perMinute: config.proxyChecksPerMinutePerOrg,
+    },
+    metricsPublic: config.metricsPublic,
   });
   // Slow clients are cut off. Node checks these timeouts only every connectionsCheckingInterval
   // (30 s by default), so it is tied to them for the limits to hold to the second.

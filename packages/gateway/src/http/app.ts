@@ -29,6 +29,12 @@ export interface AppDeps {
   proxyCheckUrl: string;
   /** Makes each session's cdp_ws_url. */
   cdpUrls: CdpUrls;
+  /** Active sessions one organization may hold at once; 0: no limit. */
+  maxSessionsPerOrg: number;
+  /** Proxy checks one organization may run at once, and start per minute, on this replica. */
+  proxyChecksPerOrg: { concurrent: number; perMinute: number };
+  /** Whether GET /metrics answers clients other than loopback ones. */
+  metricsPublic: boolean;
 }
 
 export function createApp(deps: AppDeps): Express {

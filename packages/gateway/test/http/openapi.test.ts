@@ -34,6 +34,9 @@ beforeAll(async () => {
     secretsKey: randomBytes(32),
     proxyCheckUrl: "http://127.0.0.1:9/",
     cdpUrls: new CdpUrls(new CdpTokens(randomBytes(32), 60), () => "ws://127.0.0.1:9"),
+    maxSessionsPerOrg: 0,
+    proxyChecksPerOrg: { concurrent: 4, perMinute: 60 },
+    metricsPublic: false,
   });
   server = await new Promise((resolve) => {
     const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
