@@ -13,6 +13,7 @@ import { openStore, type Store, sqlitePathIn } from "../../packages/gateway/src/
 import { DEFAULT_CHROMIUM_PATH as CHROMIUM_PATH } from "../../packages/host-agent/src/config.ts";
 import { type AgentProcess, type GatewayProcess, startAgent, startGatewayProcess } from "../support/processes.ts";
 import { sampleValue, scrape } from "../support/prometheus.ts";
+import { parseRawResponse, rawExchange } from "../support/raw-http.ts";
 
 /**
  * CDP through the gateway: a session's cdp_ws_url is a WebSocket on the gateway that only the
@@ -252,7 +253,32 @@ describe("CDP through the gateway", { timeout: 6 * STEP_TIMEOUT_MS }, () => {
     expect(await refusal(at(aPath, `?token=${tampered}`))).toMatchObject({ status: 401, code: "unauthorized" });
     expect(await refusal(at(aPath, `?token=${apiKey}`))).toMatchObject({ status: 401, code: "unauthorized" });
     expect(await refusal(at(bPath, `?token=${token}`))).toMatchObject({ status: 404, code: "not_found" });
-    expect(await refusal(at("/browsers", `?token=${token}`))).toMatchObject({ status: 404, code: "not_found" });
+    // Any other path is no WebSocket endpoint: the API answers it, and a token is no API key.
+    expect(await refusal(at("/browsers", `?token=${token}`))).toMatchObject({ status: 401, code: "unauthorized" });
+
+    // Not a WebSocket handshake, token or not: refused before the agent opens anything.
+    const post = parseRawResponse(
+      (
+        await rawExchange(
+          one.port,
+          `POST ${aPath}?token=${token} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+            "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nContent-Length: 0\r\n\r\n",
+        )
+      ).text,
+    );
+    expect(post.status).toBe(400);
+    expect(JSON.parse(post.body)).toMatchObject({ code: "invalid_request" });
+    // Another Upgrade header (HTTP/2 cleartext) on an API path is the plain request it also is.
+    const h2c = parseRawResponse(
+      (
+        await rawExchange(
+          one.port,
+          `GET /browsers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\n` +
+            "Connection: Upgrade, HTTP2-Settings, close\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n\r\n",
+        )
+      ).text,
+    );
+    expect(h2c.status).toBe(200);
 
     // B's own URL opens; A's token, once A ended, opens nothing.
     const opened = await upgrade(b.cdp_ws_url);
@@ -390,5 +416,25 @@ describe("CDP through the gateway", { timeout: 6 * STEP_TIMEOUT_MS }, () => {
     agents.push(again);
     expect(browserPid(agentDataDir)).toBeUndefined();
     for (const { session_id } of busy) await kernel.browsers.deleteByID(session_id);
+  });
+
+  it("closes its sockets with 1001 when the gateway shuts down, and exits promptly", async () => {
+    await hostsIdle();
+    const three = await startGatewayProcess({
+      DATA_DIR: dataDir,
+      HOST_AGENTS: agents
+        .slice(0, 2)
+        .map((agent) => agent.address)
+        .join(","),
+    });
+    const session = await kernel.browsers.create({ timeout_seconds: 600 });
+    const opened = await upgrade(on(three, session.cdp_ws_url));
+    if (!("socket" in opened)) throw new Error("the URL was refused");
+    const ended = closed(opened.socket);
+    const stopping = Date.now();
+    expect(await three.stop()).toBe(0);
+    expect(Date.now() - stopping).toBeLessThan(5_000);
+    expect(await ended).toMatchObject({ code: 1001, reason: "the gateway is shutting down" });
+    await kernel.browsers.deleteByID(session.session_id);
   });
 });

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import { CdpUrls, wsOrigin } from "./browsers/cdp/cdp-url.ts";
 import { CdpSockets } from "./browsers/cdp/sockets.ts";
 import { CdpTokens } from "./browsers/cdp/token.ts";
-import { cdpUpgrades } from "./browsers/cdp/upgrade.ts";
+import { cdpUpgrades, isCdpUpgrade } from "./browsers/cdp/upgrade.ts";
 import { startIdleReaper } from "./browsers/idle-reaper.ts";
 import { SessionLifecycle } from "./browsers/session-lifecycle.ts";
 import type { GatewayConfig } from "./config.ts";
@@ -86,6 +86,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       headersTimeout: config.httpHeadersTimeoutMs,
       requestTimeout: config.httpRequestTimeoutMs,
       connectionsCheckingInterval: Math.min(1_000, Math.ceil(config.httpHeadersTimeoutMs / 4)),
+      // Only WebSocket upgrades to a CDP path leave Express; any other Upgrade header (h2c…) is
+      // served as the plain HTTP request it also is.
+      shouldUpgradeCallback: isCdpUpgrade,
     },
     app,
   );

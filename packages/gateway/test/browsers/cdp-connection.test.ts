@@ -3,7 +3,7 @@ import { Code } from "@browser-infra/contract";
 import { describe, expect, it } from "vitest";
 import type WebSocket from "ws";
 import type { CloseReason } from "../../src/browsers/cdp/close-reasons.ts";
-import { CdpConnection, type CdpStream, MAX_BUFFERED_BYTES } from "../../src/browsers/cdp/connection.ts";
+import { CdpConnection, type CdpStream, HIGH_WATER_BYTES } from "../../src/browsers/cdp/connection.ts";
 import type { BrowserSessionRecord } from "../../src/store/browser-sessions.ts";
 
 const MiB = 1024 * 1024;
@@ -65,7 +65,7 @@ class FakeStream extends EventEmitter {
   }
 }
 
-function bridge() {
+function bridge(failedEarly?: { code: number; details: string }) {
   const socket = new FakeSocket();
   const stream = new FakeStream();
   const removed: CloseReason[] = [];
@@ -80,7 +80,9 @@ function bridge() {
       },
       removed: (_connection, reason) => removed.push(reason),
     },
+    failedEarly as never,
   );
+  connection.start();
   const fromBrowser = (bytes: number) => stream.emit("data", { connected: false, message: new Uint8Array(bytes) });
   return { connection, socket, stream, removed, fromBrowser, activity: () => activity };
 }
@@ -107,14 +109,30 @@ describe("a CDP connection through the gateway", () => {
     expect(removed).toEqual([]);
   });
 
-  it("cuts off a client that lets more than the bound wait for it", () => {
-    const { socket, stream, fromBrowser, removed } = bridge();
-    fromBrowser(MAX_BUFFERED_BYTES + 1);
-    fromBrowser(10);
+  it("cuts off a client that leaves more than the high-water mark unread from one ping to the next", () => {
+    const { connection, socket, stream, fromBrowser, removed } = bridge();
+    fromBrowser(HIGH_WATER_BYTES + 1);
+    expect(stream.paused).toBe(true);
+    connection.ping();
+    socket.emit("pong");
+    expect(socket.closedWith).toBeUndefined();
+    connection.ping();
     expect(socket.closedWith).toEqual({ code: 1008, reason: expect.stringContaining("client too slow") });
     expect(stream.cancelled).toBe(true);
     expect(removed).toEqual(["slow_client"]);
-    expect(socket.sent).toHaveLength(1);
+  });
+
+  it("keeps a client that catches up between two pings", () => {
+    const { connection, socket, fromBrowser, removed } = bridge();
+    fromBrowser(HIGH_WATER_BYTES + 1);
+    connection.ping();
+    socket.emit("pong");
+    socket.drain();
+    connection.ping();
+    socket.emit("pong");
+    connection.ping();
+    expect(socket.closedWith).toBeUndefined();
+    expect(removed).toEqual([]);
   });
 
   it("pauses the client's socket while the agent's stream is full, until it drains", () => {
@@ -154,8 +172,15 @@ describe("a CDP connection through the gateway", () => {
     unreachable.stream.emit("error", { code: Code.UNAVAILABLE, details: "connect ECONNREFUSED" });
     expect(unreachable.socket.closedWith).toMatchObject({ code: 1011 });
     const closedByBrowser = bridge();
-    closedByBrowser.stream.emit("status", { code: Code.OK, details: "" });
+    closedByBrowser.stream.emit("end");
     expect(closedByBrowser.socket.closedWith).toMatchObject({ code: 1000 });
     expect([...unreachable.removed, ...closedByBrowser.removed]).toEqual(["host_unavailable", "browser_closed"]);
+  });
+
+  it("closes at once when the agent's stream failed before the connection listened", () => {
+    const { socket, stream, removed } = bridge({ code: Code.ABORTED, details: "browser session s1 ended: deleted" });
+    expect(socket.closedWith).toEqual({ code: 1001, reason: "browser session s1 ended: deleted" });
+    expect(stream.paused).toBe(true);
+    expect(removed).toEqual(["session_ended"]);
   });
 });

@@ -6,6 +6,8 @@ import WebSocket from "ws";
  * once the socket is open; rejects when it cannot be opened or when signal aborts first.
  */
 export function connectDevtools(cdpWsUrl: string, signal: AbortSignal): Promise<WebSocket> {
+  // An abort listener added after the abort would never run, and the socket would outlive the call.
+  if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
     // Compression would cost CPU on both ends of a loopback connection and save nothing.
     const socket = new WebSocket(cdpWsUrl, { perMessageDeflate: false, maxPayload: MAX_CDP_MESSAGE_BYTES });

@@ -87,6 +87,12 @@ function bridge(stream: CdpStream, socket: WebSocket, stop: AbortSignal): Promis
     );
     stream.on("data", onRequest);
     stream.once("end", onEnd);
+    // Aborted while the socket opened (the caller cancelled, the session was fenced): a listener
+    // added now would never run.
+    if (stop.aborted) {
+      finish(stop.reason);
+      return;
+    }
     stop.addEventListener("abort", onStop, { once: true });
     stream.resume();
   });

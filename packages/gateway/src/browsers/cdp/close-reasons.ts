@@ -12,8 +12,8 @@ export const CLOSE_REASONS = {
   browser_closed: { code: 1000, text: "the browser closed the DevTools connection" },
   /** The session's host agent cannot be reached, or the stream to it failed. */
   host_unavailable: { code: 1011, text: "the browser's host is unreachable" },
-  /** More than the per-socket bound waits to be written to the client. */
-  slow_client: { code: 1008, text: "client too slow: too much CDP data waiting to be sent to it" },
+  /** More than 4 MiB waited to be written to the client from one ping to the next. */
+  slow_client: { code: 1008, text: "client too slow: CDP data waited unread for a whole ping interval" },
   /** The client broke the WebSocket protocol or sent a message over the size limit (ws sent the close). */
   protocol_error: undefined,
   gateway_shutdown: { code: 1001, text: "the gateway is shutting down" },

@@ -1,7 +1,7 @@
 import type { CdpRequestSchema, CdpResponse, ClientBidiStream } from "@browser-infra/contract";
 import { Code } from "@browser-infra/contract";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { ServiceError, StatusObject } from "@grpc/grpc-js";
+import type { ServiceError } from "@grpc/grpc-js";
 import type WebSocket from "ws";
 import type { BrowserSessionRecord } from "../../store/browser-sessions.ts";
 import { cdpMetrics } from "./cdp-metrics.ts";
@@ -12,15 +12,10 @@ export type CdpStream = ClientBidiStream<MessageInitShape<typeof CdpRequestSchem
 
 /**
  * Past this many bytes waiting to be written to the client, the agent's stream is paused (HTTP/2
- * flow control then holds the browser's side back) until the client has read half of it.
+ * flow control then holds the browser's side back) until the client has read half of it. What
+ * waits for a client is therefore at most this plus one message.
  */
-const HIGH_WATER_BYTES = 4 * 1024 * 1024;
-/**
- * The bound of what may wait for the client: only a message arriving on top of a queue this long
- * (messages in flight when the stream was paused, or huge ones) gets past back-pressure, and then
- * the client is too slow and is cut off.
- */
-export const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+export const HIGH_WATER_BYTES = 4 * 1024 * 1024;
 
 /** What a connection reports to the registry that owns it. */
 export interface ConnectionOwner {
@@ -43,14 +38,34 @@ export class CdpConnection {
   #closed = false;
   #answeredPing = true;
   #clientPaused = false;
+  /** The agent's stream is paused because the client does not read: since which ping, if any. */
+  #backPressure: "none" | "since-now" | "since-last-ping" = "none";
 
-  /** stream is paused and has answered "connected"; ws is the upgraded client socket. */
-  constructor(ws: WebSocket, stream: CdpStream, session: BrowserSessionRecord, owner: ConnectionOwner) {
+  readonly #failedEarly: ServiceError | undefined;
+
+  /**
+   * stream is paused and has answered "connected"; ws is the upgraded client socket. failedEarly:
+   * the stream's failure if it came before this connection listened (see upgrade.ts). Nothing
+   * flows until start().
+   */
+  constructor(
+    ws: WebSocket,
+    stream: CdpStream,
+    session: BrowserSessionRecord,
+    owner: ConnectionOwner,
+    failedEarly?: ServiceError,
+  ) {
     this.session = session;
     this.#ws = ws;
     this.#stream = stream;
     this.#owner = owner;
+    this.#failedEarly = failedEarly;
+  }
 
+  /** Called by the owner once it holds the connection, so that a close it reports finds it there. */
+  start(): void {
+    const ws = this.#ws;
+    const stream = this.#stream;
     ws.on("message", (data: Buffer) => this.#toBrowser(data));
     ws.on("pong", () => {
       this.#answeredPing = true;
@@ -59,15 +74,18 @@ export class CdpConnection {
     ws.on("close", () => this.close("client_closed"));
 
     stream.on("data", (response: CdpResponse) => this.#toClient(response.message));
-    stream.on("error", (error: ServiceError) =>
-      error.code === Code.ABORTED
-        ? this.close("session_ended", error.details)
-        : this.close("host_unavailable", `the browser's host is unreachable (${Code[error.code] ?? error.code})`),
-    );
-    stream.on("status", (status: StatusObject) => {
-      if (status.code === Code.OK) this.close("browser_closed");
-    });
-    stream.resume();
+    // A failed stream closes the client at once: the session ended, or its host is gone.
+    stream.on("error", (error: ServiceError) => this.#failed(error));
+    // "end" (not "status"): it comes once every message the agent sent was taken from the
+    // stream, so a paused stream still delivers Chromium's last answers before the close.
+    stream.on("end", () => this.close("browser_closed"));
+    if (this.#failedEarly) this.#failed(this.#failedEarly);
+    else stream.resume();
+  }
+
+  #failed(error: ServiceError): void {
+    if (error.code === Code.ABORTED) this.close("session_ended", error.details);
+    else this.close("host_unavailable", `the browser's host is unreachable (${Code[error.code] ?? error.code})`);
   }
 
   #toBrowser(data: Buffer): void {
@@ -85,29 +103,38 @@ export class CdpConnection {
 
   #toClient(message: Uint8Array): void {
     if (this.#closed) return;
-    if (this.#ws.bufferedAmount > MAX_BUFFERED_BYTES) {
-      this.close("slow_client");
-      return;
-    }
     cdpMetrics.toClient(message.length);
     this.#owner.activity(this.session);
     this.#ws.send(message, { binary: false }, this.#afterSend);
-    if (this.#ws.bufferedAmount > HIGH_WATER_BYTES) this.#stream.pause();
+    if (this.#ws.bufferedAmount > HIGH_WATER_BYTES && this.#backPressure === "none") {
+      this.#backPressure = "since-now";
+      this.#stream.pause();
+    }
   }
 
   readonly #afterSend = (): void => {
-    if (!this.#closed && this.#stream.isPaused() && this.#ws.bufferedAmount <= HIGH_WATER_BYTES / 2) {
+    if (!this.#closed && this.#backPressure !== "none" && this.#ws.bufferedAmount <= HIGH_WATER_BYTES / 2) {
+      this.#backPressure = "none";
       this.#stream.resume();
     }
   };
 
-  /** Called by the ping loop: a socket that did not answer the previous ping is cut off. */
+  /**
+   * Called by the ping loop. A socket that did not answer the previous ping is cut off, and so is
+   * a client that left the agent's stream paused (more than HIGH_WATER_BYTES unread) from one
+   * ping to the next: the queue is full for that long, and the browser's side is held back.
+   */
   ping(): void {
     if (this.#closed) return;
     if (!this.#answeredPing) {
       this.close("ping_timeout");
       return;
     }
+    if (this.#backPressure === "since-last-ping") {
+      this.close("slow_client");
+      return;
+    }
+    if (this.#backPressure === "since-now") this.#backPressure = "since-last-ping";
     this.#answeredPing = false;
     this.#ws.ping();
   }

@@ -20,6 +20,7 @@ export class CdpSockets implements ConnectionOwner {
   readonly #store: Store;
   readonly #logger: Logger;
   readonly #pinger: NodeJS.Timeout;
+  #closed = false;
 
   constructor(deps: { store: Store; logger: Logger; pingIntervalMs: number }) {
     this.#store = deps.store;
@@ -30,16 +31,29 @@ export class CdpSockets implements ConnectionOwner {
     this.#pinger.unref();
   }
 
+  /** True once the gateway is shutting down: no socket is kept from then on. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Holds the connection and starts it. */
   add(connection: CdpConnection): void {
     const { id } = connection.session;
+    cdpMetrics.opened();
+    // An upgrade that was under way when the gateway began to shut down.
+    if (this.#closed) {
+      connection.start();
+      connection.close("gateway_shutdown");
+      return;
+    }
     let connections = this.#bySession.get(id);
     if (!connections) {
       connections = new Set();
       this.#bySession.set(id, connections);
     }
     connections.add(connection);
-    cdpMetrics.opened();
     this.#logger.info({ sessionId: id, open: connections.size }, "cdp socket opened");
+    connection.start();
   }
 
   removed(connection: CdpConnection, reason: CloseReason): void {
@@ -74,6 +88,7 @@ export class CdpSockets implements ConnectionOwner {
 
   /** At shutdown: stops pinging and closes every socket. */
   close(): void {
+    this.#closed = true;
     clearInterval(this.#pinger);
     for (const connections of this.#bySession.values()) {
       for (const connection of connections) connection.close("gateway_shutdown");
