@@ -10,11 +10,12 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { chmodSync, createWriteStream, mkdirSync } from "node:fs";
+import { createWriteStream, readdirSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { MAIN, runtimeEnv, type Service, warmCompileCache } from "../deploy/node-runtime.ts";
 import { createApiKey } from "../packages/gateway/src/auth/api-keys.ts";
+import { prepareDataDir, privateDirectory, privateFile } from "../packages/gateway/src/data-dir.ts";
 import { openStore, sqlitePathIn } from "../packages/gateway/src/store/store.ts";
 
 const ORGANIZATION = "default";
@@ -52,7 +53,15 @@ const dataDir = resolve(process.env.DATA_DIR || "./data");
 const port = process.env.PORT || "8080";
 const logDir = join(dataDir, "logs");
 const compileCacheDir = join(dataDir, "compile-cache");
-mkdirSync(logDir, { recursive: true });
+// DATA_DIR holds the store, the secrets key and the logs: only this user may read them, whatever
+// the umask; what an earlier run left open to others is tightened.
+for (const { path, from, to } of [
+  ...prepareDataDir(dataDir),
+  ...privateDirectory(logDir),
+  ...readdirSync(logDir).flatMap((name) => privateFile(join(logDir, name))),
+]) {
+  say(`other users could read ${shown(path)} (mode ${from}); made it ${to}`);
+}
 
 /** A path as short as the user can paste it: relative to where `npm start` ran when inside it. */
 function shown(path: string): string {
@@ -99,7 +108,7 @@ function start<T>(
   });
   children.push(child);
   const logPath = join(logDir, `${name}.log`);
-  const log = createWriteStream(logPath, { flags: "a" });
+  const log = createWriteStream(logPath, { flags: "a", mode: 0o600 });
   const lastLines: string[] = [];
   return new Promise((resolvePromise, reject) => {
     let settled = false;
@@ -183,8 +192,7 @@ async function startAgents(): Promise<Agent[]> {
   // The agents listen on Unix sockets in a directory only this user can enter: a TCP port on
   // loopback would let any local user drive the browsers and read files as this user.
   const socketDir = join(dataDir, "sockets");
-  mkdirSync(socketDir, { recursive: true, mode: 0o700 });
-  chmodSync(socketDir, 0o700);
+  privateDirectory(socketDir);
   const starts = Array.from({ length: browsers }, async (_, index): Promise<Agent> => {
     const number = index + 1;
     const address = `unix:${join(socketDir, `host-agent-${number}.sock`)}`;

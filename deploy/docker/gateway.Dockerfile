@@ -28,9 +28,12 @@ ENV NODE_OPTIONS="--max-semi-space-size=2 --max-old-space-size=256" \
     NODE_COMPILE_CACHE=/app/.compile-cache
 RUN node packages/gateway/src/main.ts --version && chown -R node:node /app/.compile-cache
 
-# SQLite lives here when DATABASE_URL is unset; with PostgreSQL it only holds nothing.
-RUN mkdir -p /var/lib/browser-infra && chown node:node /var/lib/browser-infra
+# SQLite lives here when DATABASE_URL is unset; with PostgreSQL it only holds nothing. 0700: the
+# gateway makes it so at start anyway (it holds the store and the secrets key).
+RUN mkdir -p /var/lib/browser-infra && chown node:node /var/lib/browser-infra && chmod 700 /var/lib/browser-infra
 USER node
+# GET /metrics answers only loopback clients, so here only a client inside the container:
+# METRICS_PUBLIC=true opens it to whoever reaches PORT (then block /metrics at the load balancer).
 ENV HOST=0.0.0.0 \
     PORT=8080 \
     DATA_DIR=/var/lib/browser-infra

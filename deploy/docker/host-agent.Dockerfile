@@ -54,12 +54,15 @@ USER node
 # between a web page and the host. To have Chromium's sandbox as well, run the container with a
 # seccomp profile that allows user namespaces (security_opt: ["seccomp=<profile>.json"]) on a
 # kernel that permits unprivileged ones; never with --privileged or CAP_SYS_ADMIN.
+#
+# Metrics stay on the agent's default AGENT_METRICS_LISTEN=127.0.0.1:9464, inside the container:
+# they have no authentication. For a Prometheus elsewhere, set AGENT_METRICS_LISTEN=0.0.0.0:9464
+# and let only Prometheus reach the port (a network of its own, or a firewall; never publish it).
 ENV AGENT_XVFB=1920x1080x24 \
     AGENT_CHROMIUM_PATH=/usr/bin/chromium \
     AGENT_DATA_DIR=/home/node/agent-data \
-    AGENT_LISTEN=0.0.0.0:50051 \
-    AGENT_METRICS_LISTEN=0.0.0.0:9464
-EXPOSE 50051 9464
+    AGENT_LISTEN=0.0.0.0:50051
+EXPOSE 50051
 # tini as PID 1 passes SIGTERM to the agent (which stops its browsers and Xvfb and releases any
 # held key before it exits) and reaps whatever orphans Chromium leaves behind.
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/packages/host-agent/src/main.ts"]

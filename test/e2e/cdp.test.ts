@@ -416,6 +416,10 @@ describe("CDP through the gateway", { timeout: 6 * STEP_TIMEOUT_MS }, () => {
     agents.push(again);
     expect(browserPid(agentDataDir)).toBeUndefined();
     for (const { session_id } of busy) await kernel.browsers.deleteByID(session_id);
+    // The restarted agent ends the session it lost; then its host (without a browser) leaves the pool.
+    await expect
+      .poll(() => store.hosts.remove(extra.address), { timeout: STEP_TIMEOUT_MS, interval: 200 })
+      .toBe("removed");
   });
 
   it("closes its sockets with 1001 when the gateway shuts down, and exits promptly", async () => {

@@ -102,6 +102,7 @@ describe("gRPC server reflection on the host agent", () => {
       "FileInfo",
       "PressKey",
       "Describe",
+      "Cdp",
     ]);
   });
 

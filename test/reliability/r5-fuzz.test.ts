@@ -36,6 +36,10 @@ beforeAll(async () => {
     gatewayEnv: {
       MAX_PRESS_DURATION_MS: String(MAX_PRESS_DURATION_MS),
       PROXY_CHECK_URL: `http://127.0.0.1:${closedPort}/ip`,
+      // The fuzzer checks proxies far more often than a tenant may: the limits would answer most
+      // of its checks with 429 and leave the check code unfuzzed.
+      PROXY_CHECKS_CONCURRENT_PER_ORG: "1000",
+      PROXY_CHECKS_PER_MINUTE_PER_ORG: "100000",
     },
   });
   ({ key: otherOrgKey } = await createApiKey(system.store, "org-fuzz-other", "fuzz"));

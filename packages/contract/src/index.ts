@@ -9,7 +9,7 @@ export {
   type StreamOptions,
   toRpcError,
 } from "./grpc/client.ts";
-export { REQUEST_ID_KEY } from "./grpc/metadata.ts";
+export { keptRequestId, REQUEST_ID_KEY, refusedRequestId } from "./grpc/metadata.ts";
 export { Code, RpcError } from "./grpc/rpc-error.ts";
 export {
   type CallContext,

@@ -1,5 +1,8 @@
+import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
 import { resolve } from "node:path";
+import { createSecureContext } from "node:tls";
 
 export interface GatewayConfig {
   port: number;
@@ -58,8 +61,10 @@ export interface GatewayConfig {
 
 export class ConfigError extends Error {}
 
+/** A port one can dial: 1 to 65535. */
+const PORT = "(6553[0-5]|655[0-2]\\d|65[0-4]\\d\\d|6[0-4]\\d{3}|[1-5]\\d{4}|[1-9]\\d{0,3})";
 /** A host agent address: host:port, an IPv6 host in brackets. */
-export const HOST_PORT = /^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/;
+export const HOST_PORT = new RegExp(`^(\\[[0-9a-fA-F:]+\\]|[^:\\s/]+):${PORT}$`);
 /** How a gateway dials a host agent: host:port, or unix:/absolute/path for an agent on the same machine. */
 export const AGENT_ADDRESS = new RegExp(`${HOST_PORT.source}|^unix:\\/\\S+$`);
 
@@ -121,6 +126,34 @@ function file(name: string, path: string | undefined): Buffer | undefined {
 const DNS_NAME =
   /^(?=.{1,253}\.?$)([A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
+/** The HTTP bind address: an IP address or a name; whether it is this machine's is up to listen(). */
+function bindHost(raw: string | undefined): string {
+  const host = raw || "127.0.0.1";
+  if (!isIP(host) && !DNS_NAME.test(host)) {
+    throw new ConfigError(`HOST must be an IP address or a host name, got "${host}"`);
+  }
+  return host;
+}
+
+/**
+ * The agent TLS files, parsed now: gRPC reads them only when it dials, so a bad file would leave
+ * a gateway that runs and reaches no agent.
+ */
+function checkAgentTls(ca: Buffer, cert: Buffer | undefined, key: Buffer | undefined): void {
+  try {
+    new X509Certificate(ca);
+  } catch (error) {
+    throw new ConfigError(`AGENT_TLS_CA holds no PEM certificate: ${(error as Error).message}`);
+  }
+  try {
+    createSecureContext({ cert, key });
+  } catch (error) {
+    throw new ConfigError(
+      `AGENT_TLS_CLIENT_CERT and AGENT_TLS_CLIENT_KEY are not a PEM certificate and its key: ${(error as Error).message}`,
+    );
+  }
+}
+
 function dnsNameAndPort(name: string, raw: string | undefined): { name: string; port: number } | undefined {
   if (!raw) return undefined;
   const [, host = "", digits = ""] = /^(.+):(\d{1,5})$/.exec(raw.trim()) ?? [];
@@ -161,6 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     throw new ConfigError("AGENT_TLS_CLIENT_CERT and AGENT_TLS_CLIENT_KEY must be set together");
   }
   if (cert && !ca) throw new ConfigError("AGENT_TLS_CLIENT_CERT needs AGENT_TLS_CA");
+  if (ca) checkAgentTls(ca, cert, key);
   const serverName = env.AGENT_TLS_SERVER_NAME || undefined;
   if (serverName && !ca) throw new ConfigError("AGENT_TLS_SERVER_NAME needs AGENT_TLS_CA");
   if (serverName && !/^[A-Za-z0-9*]([A-Za-z0-9.-]*[A-Za-z0-9])?$|^[0-9a-fA-F:]+$/.test(serverName)) {
@@ -175,7 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     port: integer(env, "PORT", 8080, 0, 65535),
     httpHeadersTimeoutMs,
     httpRequestTimeoutMs,
-    host: env.HOST || "127.0.0.1",
+    host: bindHost(env.HOST),
     databaseUrl,
     dataDir: resolve(env.DATA_DIR || "./data"),
     hostAgents,

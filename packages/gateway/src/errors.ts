@@ -11,6 +11,7 @@ export const ERROR_TABLE = {
   unauthorized: { status: 401, retry: false },
   forbidden: { status: 403, retry: false },
   not_found: { status: 404, retry: false },
+  method_not_allowed: { status: 405, retry: false },
   conflict: { status: 409, retry: false },
   too_many_requests: { status: 429, retry: true },
   request_timeout: { status: 408, retry: true },

@@ -11,13 +11,21 @@ if (process.argv.includes("--version")) {
   process.exit(0);
 }
 
+/**
+ * One line and status 2, which the systemd unit does not restart (RestartPreventExitStatus=2):
+ * starting again cannot fix a setting. Every other failure exits with 1 and is retried.
+ */
+function configurationError(error: ConfigError): never {
+  process.stderr.write(`gateway: configuration error: ${error.message}\n`);
+  process.exit(2);
+}
+
 let config: GatewayConfig;
 try {
   config = loadConfig(process.env);
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
-  process.stderr.write(`gateway: configuration error: ${error.message}\n`);
-  process.exit(2);
+  configurationError(error);
 }
 
 const logger = createLogger(config.logLevel);
@@ -25,6 +33,9 @@ let gateway: Awaited<ReturnType<typeof startGateway>>;
 try {
   gateway = await startGateway(config, logger);
 } catch (error) {
+  // Some settings are found wrong only now (SECRETS_KEY missing with DATABASE_URL, a bad
+  // secrets.key): as final as those loadConfig refused.
+  if (error instanceof ConfigError) configurationError(error);
   logger.fatal({ err: error }, "could not start");
   process.stderr.write(`gateway: could not start: ${(error as Error).message}\n`);
   process.exit(1);

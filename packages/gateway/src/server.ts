@@ -6,6 +6,7 @@ import { cdpUpgrades, isCdpUpgrade } from "./browsers/cdp/upgrade.ts";
 import { startIdleReaper } from "./browsers/idle-reaper.ts";
 import { SessionLifecycle } from "./browsers/session-lifecycle.ts";
 import type { GatewayConfig } from "./config.ts";
+import { prepareDataDir } from "./data-dir.ts";
 import { startDnsDiscovery } from "./hosts/dns-discovery.ts";
 import { startHostPoller } from "./hosts/host-poller.ts";
 import { HostPool } from "./hosts/host-pool.ts";
@@ -26,6 +27,11 @@ export interface RunningGateway {
  * serves the API until stop(), checking hosts and ending idle sessions in the background.
  */
 export async function startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
+  if (!config.databaseUrl) {
+    for (const tightened of prepareDataDir(config.dataDir)) {
+      logger.warn(tightened, "DATA_DIR: other users could read this; made it private");
+    }
+  }
   const secretsKey = loadSecretsKey(config);
   const store = await openStore(
     config.databaseUrl ? { databaseUrl: config.databaseUrl } : { sqlitePath: sqlitePathIn(config.dataDir) },

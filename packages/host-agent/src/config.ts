@@ -1,5 +1,7 @@
+import { X509Certificate } from "node:crypto";
 import { accessSync, constants, readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { createSecureContext } from "node:tls";
 
 export interface AgentConfig {
   /**
@@ -38,7 +40,9 @@ function readFile(variable: string, path: string): Buffer {
   }
 }
 
-const HOST_PORT = /^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/;
+/** host:port, an IPv6 host in brackets, the port from 0 (any free one) to 65535. */
+const HOST_PORT =
+  /^(\[[0-9a-fA-F:]+\]|[^:\s]+):(6553[0-5]|655[0-2]\d|65[0-4]\d\d|6[0-4]\d{3}|[1-5]\d{4}|[1-9]\d{0,3}|0)$/;
 const UNIX_SOCKET = /^unix:\/\S+$/;
 const XVFB_SCREEN = /^[1-9]\d{2,4}x[1-9]\d{2,4}x(8|15|16|24|30)$/;
 export const DEFAULT_CHROMIUM_PATH = "/usr/bin/chromium";
@@ -68,6 +72,25 @@ function chromiumPath(env: NodeJS.ProcessEnv): string | undefined {
   return path;
 }
 
+/** The TLS files, parsed now: a bad one is a setting to fix, not a failure to listen to retry. */
+function checkedTls(tls: NonNullable<AgentConfig["tls"]>): NonNullable<AgentConfig["tls"]> {
+  try {
+    createSecureContext({ cert: tls.cert, key: tls.key });
+  } catch (error) {
+    throw new ConfigError(
+      `AGENT_TLS_CERT and AGENT_TLS_KEY are not a PEM certificate and its key: ${(error as Error).message}`,
+    );
+  }
+  if (tls.clientCa) {
+    try {
+      new X509Certificate(tls.clientCa);
+    } catch (error) {
+      throw new ConfigError(`AGENT_TLS_CLIENT_CA holds no PEM certificate: ${(error as Error).message}`);
+    }
+  }
+  return tls;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv): AgentConfig {
   const listen = env.AGENT_LISTEN || "127.0.0.1:50051";
   if (!HOST_PORT.test(listen) && !UNIX_SOCKET.test(listen)) {
@@ -88,11 +111,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): AgentConfig {
   if (clientCaPath && !certPath) throw new ConfigError("AGENT_TLS_CLIENT_CA needs AGENT_TLS_CERT and AGENT_TLS_KEY");
   const tls =
     certPath && keyPath
-      ? {
+      ? checkedTls({
           cert: readFile("AGENT_TLS_CERT", certPath),
           key: readFile("AGENT_TLS_KEY", keyPath),
           clientCa: clientCaPath ? readFile("AGENT_TLS_CLIENT_CA", clientCaPath) : undefined,
-        }
+        })
       : undefined;
   const xvfbScreen = env.AGENT_XVFB || undefined;
   if (xvfbScreen !== undefined && !XVFB_SCREEN.test(xvfbScreen)) {

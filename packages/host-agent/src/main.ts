@@ -26,22 +26,31 @@ if (process.argv.includes("--version")) {
   process.exit(0);
 }
 
+/**
+ * One line and status 2, which the systemd unit does not restart (RestartPreventExitStatus=2):
+ * starting again cannot fix a setting. Every other failure exits with 1 and is retried.
+ */
+function configurationError(error: ConfigError): never {
+  process.stderr.write(`host-agent: configuration error: ${error.message}\n`);
+  process.exit(2);
+}
+
 let config: ReturnType<typeof loadConfig>;
 try {
   config = loadConfig(process.env);
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
-  process.stderr.write(`host-agent: configuration error: ${error.message}\n`);
-  process.exit(2);
+  configurationError(error);
 }
 
 const logger = createLogger(config.logLevel);
 let stopping = false;
 
 function fail(message: string, error: unknown): never {
+  if (error instanceof ConfigError) configurationError(error);
   logger.fatal({ err: error }, message);
   process.stderr.write(`host-agent: ${message}: ${(error as Error).message}\n`);
-  process.exit(error instanceof ConfigError ? 2 : 1);
+  process.exit(1);
 }
 
 // Before anything is started: kills what an earlier run on this data directory left behind.
@@ -56,6 +65,12 @@ const stopWhileStarting = (signal: NodeJS.Signals) => {
 };
 process.once("SIGTERM", stopWhileStarting);
 process.once("SIGINT", stopWhileStarting);
+if (dataDir.tightenedFrom) {
+  logger.warn(
+    { dataDir: config.dataDir, from: dataDir.tightenedFrom, to: "700" },
+    "AGENT_DATA_DIR: other users could read it; made it private",
+  );
+}
 if (dataDir.orphansKilled > 0) {
   logger.warn({ processes: dataDir.orphansKilled }, "killed processes an earlier run of this agent left behind");
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { DescMethod, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import { create } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
@@ -9,15 +10,17 @@ import {
   type sendUnaryData,
   status,
 } from "@grpc/grpc-js";
-import { REQUEST_ID_KEY } from "./metadata.ts";
+import { keptRequestId, REQUEST_ID_KEY, refusedRequestId } from "./metadata.ts";
 import { RpcError } from "./rpc-error.ts";
 import { serviceDefinition } from "./service-definition.ts";
 
 /** What a handler knows about the call besides its request message. */
 export interface CallContext {
   readonly method: string;
-  /** The caller's request id, when it sent one. */
+  /** The caller's request id when it sent a well-formed one, a new one when it sent another, else none. */
   readonly requestId: string | undefined;
+  /** What the caller sent as its request id when that was refused: for the log line only. */
+  readonly callerRequestId: string | undefined;
   /** Aborted when the caller cancels or its deadline passes. */
   readonly signal: AbortSignal;
 }
@@ -43,9 +46,17 @@ export interface RegisterOptions {
   onCallEnd?: (context: CallContext, outcome: { code: status; error?: unknown; durationMs: number }) => void;
 }
 
-function requestIdOf(metadata: Metadata): string | undefined {
-  const value = metadata.get(REQUEST_ID_KEY)[0];
-  return typeof value === "string" && value.length > 0 ? value : undefined;
+/**
+ * The rule the gateway applies to X-Request-Id: the caller's id when it has the shape, otherwise a
+ * new one with what the caller sent beside it; no id when the caller sent none.
+ */
+function requestIdsOf(metadata: Metadata): Pick<CallContext, "requestId" | "callerRequestId"> {
+  const sent = metadata.get(REQUEST_ID_KEY)[0];
+  const callerRequestId = refusedRequestId(sent);
+  return {
+    requestId: keptRequestId(sent) ?? (callerRequestId === undefined ? undefined : randomUUID()),
+    callerRequestId,
+  };
 }
 
 /**
@@ -76,7 +87,7 @@ export function registerService<S extends GenServiceMethods>(
       });
       const context: CallContext = {
         method: method.name,
-        requestId: requestIdOf(call.metadata),
+        ...requestIdsOf(call.metadata),
         signal: abort.signal,
       };
       const finish = (code: status, error?: unknown) =>

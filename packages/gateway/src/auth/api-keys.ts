@@ -8,6 +8,13 @@ import type { PrincipalCache } from "./principal-cache.ts";
 const KEY_PREFIX = "sk_";
 const SHOWN_PREFIX_LENGTH = 10;
 
+/**
+ * One of our keys inside any text: the prefix and 20 or more of the base64url characters after it
+ * (a key has 43), so a key cut short or run into other text is found too. Never right after a
+ * letter or digit, so words such as "task_…" are left alone.
+ */
+export const API_KEY_IN_TEXT = new RegExp(`(?<![A-Za-z0-9])${KEY_PREFIX}[\\w-]{20,}`, "g");
+
 export interface Principal {
   organizationId: string;
   apiKeyId: string;

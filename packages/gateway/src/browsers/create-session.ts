@@ -74,12 +74,21 @@ function noHostMessage(requirements: HostRequirements): string {
   return `no idle healthy host${kind} is free; try again when a session ends`;
 }
 
+export interface CreateSessionDeps {
+  store: Store;
+  lifecycle: SessionLifecycle;
+  cdpUrls: CdpUrls;
+  /** Active sessions one organization may hold at once; 0: no limit. */
+  maxSessionsPerOrg: number;
+}
+
 /**
- * Starts a session on one idle healthy host, with a fresh browser of its own. Hosts are taken in
- * the database, so concurrent creates on any number of replicas never share a host.
+ * Starts a session on one idle healthy host, with a fresh browser of its own. Hosts are taken, and
+ * the organization's active sessions counted, in the database, so concurrent creates on any number
+ * of replicas never share a host nor exceed the organization's limit.
  */
 export async function createSession(
-  deps: { store: Store; lifecycle: SessionLifecycle; cdpUrls: CdpUrls },
+  deps: CreateSessionDeps,
   principal: Principal,
   body: BrowserCreateBody,
   requestId?: string,
@@ -101,12 +110,22 @@ export async function createSession(
       tags: body.tags ?? null,
     },
     requirements,
+    deps.maxSessionsPerOrg,
   );
   if ("session" in outcome) {
     return toBrowserSession(await deps.lifecycle.start(outcome.session, requestId), deps.cdpUrls);
   }
   if (outcome.failure === "name_taken") {
     throw new ApiError("conflict", `an active browser session is already named "${body.name}"`);
+  }
+  if (outcome.failure === "organization_limit") {
+    // Not retried by the official client: the count falls only when the organization ends a session
+    // or one idles out, rarely within the seconds its retries wait, so they would only repeat the refusal.
+    throw new ApiError(
+      "too_many_requests",
+      `this organization already has ${deps.maxSessionsPerOrg} active browser sessions, the most it may hold at once; end one before creating another`,
+      { retry: false },
+    );
   }
   throw new ApiError("no_host_available", noHostMessage(requirements));
 }

@@ -10,8 +10,7 @@ import { useSession } from "./use-session.ts";
 export const FileInfoQuery = z.object({
   path: z
     .string({ error: (issue) => (issue.input === undefined ? "required" : "must be a single string") })
-    .startsWith("/", { error: "must be an absolute path (start with /)" })
-    .refine((path) => !path.includes("\0"), { error: "must not contain a NUL byte" }),
+    .startsWith("/", { error: "must be an absolute path (start with /)" }),
 });
 export type FileInfoQuery = z.infer<typeof FileInfoQuery>;
 

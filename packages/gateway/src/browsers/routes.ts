@@ -3,8 +3,7 @@ import { ApiRouter, pathParam } from "../http/api-router.ts";
 import { abortedWhenClientGone } from "../http/client-gone.ts";
 import { PAGE_HEADERS, sendPage } from "../http/pagination.ts";
 import { parseInput } from "../http/validate.ts";
-import type { CdpUrls } from "./cdp/cdp-url.ts";
-import { BrowserCreateBody, createSession } from "./create-session.ts";
+import { BrowserCreateBody, type CreateSessionDeps, createSession } from "./create-session.ts";
 import { deleteSession } from "./delete-session.ts";
 import { FileInfoQuery, FileInfoRecord, getFileInfo } from "./file-info.ts";
 import { BrowserRetrieveQuery, getSession } from "./get-session.ts";
@@ -12,7 +11,7 @@ import { BrowserListQuery, listSessions } from "./list-sessions.ts";
 import { type PressKeyDeps, pressKey, pressKeyBody } from "./press-key.ts";
 import { BrowserSession } from "./session-record.ts";
 
-export function browserRoutes(deps: PressKeyDeps & { cdpUrls: CdpUrls }): ApiRouter {
+export function browserRoutes(deps: PressKeyDeps & CreateSessionDeps): ApiRouter {
   const api = new ApiRouter();
   const PressKeyBody = pressKeyBody(deps.maxPressDurationMs);
 
@@ -25,7 +24,7 @@ export function browserRoutes(deps: PressKeyDeps & { cdpUrls: CdpUrls }): ApiRou
       summary: "Create a browser session with a fresh browser of its own on an idle healthy host",
       body: { schema: BrowserCreateBody, required: false },
       response: { status: 200, description: "The new session", schema: BrowserSession },
-      errors: [400, 409, 502, 503, 504],
+      errors: [400, 409, 429, 502, 503, 504],
     },
     async (req, res) => {
       // The official client sends no body at all for create() without params.

@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { createApiKey } from "../auth/api-keys.ts";
 import { AGENT_ADDRESS, ConfigError, loadConfig } from "../config.ts";
+import { prepareDataDir } from "../data-dir.ts";
 import { openStore, type Store, sqlitePathIn } from "../store/store.ts";
 
 const USAGE = `usage: npm run admin -- <command>
@@ -69,6 +70,11 @@ async function run(store: Store, argv: string[]): Promise<void> {
 
 try {
   const config = loadConfig(process.env);
+  if (!config.databaseUrl) {
+    for (const { path, from, to } of prepareDataDir(config.dataDir)) {
+      process.stderr.write(`DATA_DIR: other users could read ${path} (mode ${from}); made it ${to}\n`);
+    }
+  }
   const store = await openStore(
     config.databaseUrl ? { databaseUrl: config.databaseUrl } : { sqlitePath: sqlitePathIn(config.dataDir) },
   );

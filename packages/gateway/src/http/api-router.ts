@@ -1,5 +1,7 @@
 import { type Request, type RequestHandler, Router } from "express";
 import type { z } from "zod";
+import { ApiError, invalidInput } from "../errors.ts";
+import { hasNul, NUL_PROBLEM } from "./validate.ts";
 
 export type HttpMethod = "get" | "post" | "patch" | "delete";
 
@@ -47,9 +49,38 @@ export class ApiRouter {
   }
 }
 
-/** A path parameter the route template guarantees. */
+/** The methods an Allow header may list, in its order; Express serves HEAD wherever it serves GET. */
+export const SERVED_METHODS = ["GET", "HEAD", "POST", "PATCH", "DELETE"] as const;
+
+/** The paths a template stands for, as Express matches them: in any case, with or without a trailing slash. */
+function pathPattern(template: string): RegExp {
+  const source = template
+    .split(/\{\w+\}/)
+    .map((literal) => literal.replace(/[.*+?^$()|[\]\\]/g, "\\$&"))
+    .join("[^/]+");
+  return new RegExp(`^${source}/?$`, "i");
+}
+
+/**
+ * The handler after every route: a path the API serves with other methods is answered 405 with
+ * those methods in Allow (RFC 9110, 15.5.6), any other 404.
+ */
+export function noRoute(operations: readonly OperationSpec[]): RequestHandler {
+  const routes = operations.map((spec) => ({ pattern: pathPattern(spec.path), method: spec.method.toUpperCase() }));
+  return (req, res) => {
+    const served = new Set(routes.filter((route) => route.pattern.test(req.path)).map((route) => route.method));
+    if (served.has("GET")) served.add("HEAD");
+    const allow = SERVED_METHODS.filter((method) => served.has(method)).join(", ");
+    if (!allow) throw new ApiError("not_found", `no route for ${req.method} ${req.path}`);
+    res.setHeader("allow", allow);
+    throw new ApiError("method_not_allowed", `${req.method} is not served at ${req.path}; it takes ${allow}`);
+  };
+}
+
+/** A path parameter the route template guarantees, under the same NUL rule as every other input. */
 export function pathParam(req: Request, name: string): string {
   const value = req.params[name];
   if (typeof value !== "string") throw new Error(`route has no parameter ${name}`);
+  if (hasNul(value)) throw invalidInput([`${name}: ${NUL_PROBLEM}`]);
   return value;
 }

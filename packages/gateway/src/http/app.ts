@@ -4,17 +4,18 @@ import { requireAuth } from "../auth/require-auth.ts";
 import type { CdpUrls } from "../browsers/cdp/cdp-url.ts";
 import { browserRoutes } from "../browsers/routes.ts";
 import type { SessionLifecycle } from "../browsers/session-lifecycle.ts";
-import { ApiError } from "../errors.ts";
 import type { HostPool } from "../hosts/host-pool.ts";
 import type { Logger } from "../logger.ts";
 import { httpMetrics } from "../metrics/http-metrics.ts";
 import { proxyRoutes } from "../proxies/routes.ts";
 import type { Store } from "../store/store.ts";
+import { noRoute } from "./api-router.ts";
 import { sendError } from "./error-body.ts";
 import { jsonBody } from "./json-body.ts";
+import { loggedUrl } from "./log-redaction.ts";
 import { openApiDocument } from "./openapi.ts";
 import { operationalRoutes } from "./operational-routes.ts";
-import { requestId } from "./request-id.ts";
+import { callerRequestIdOf, requestId } from "./request-id.ts";
 
 export interface AppDeps {
   store: Store;
@@ -52,7 +53,13 @@ export function createApp(deps: AppDeps): Express {
       serializers: {
         // No headers: cloning them for redaction cost more than the rest of the log line, and
         // they are where secrets travel. The request id joins the line to the host agent's.
-        req: (req) => ({ id: req.id, method: req.method, url: req.url }),
+        // The URL without the secrets a client may wrongly put in it; the caller's request id when it was not kept.
+        req: (req) => ({
+          id: req.id,
+          callerReqId: callerRequestIdOf(req.headers),
+          method: req.method,
+          url: loggedUrl(req.url),
+        }),
         res: (res) => ({ statusCode: res.statusCode }),
       },
     }),
@@ -60,8 +67,9 @@ export function createApp(deps: AppDeps): Express {
 
   const browsers = browserRoutes(deps);
   const proxies = proxyRoutes(deps);
-  const operational = operationalRoutes(store, () => description);
-  const description = openApiDocument([...operational.operations, ...browsers.operations, ...proxies.operations]);
+  const operational = operationalRoutes(store, () => description, { metricsPublic: deps.metricsPublic });
+  const operations = [...operational.operations, ...browsers.operations, ...proxies.operations];
+  const description = openApiDocument(operations);
 
   app.use(operational.router);
   app.use(requireAuth(store));
@@ -69,9 +77,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(browsers.router);
   app.use(proxies.router);
 
-  app.use((req) => {
-    throw new ApiError("not_found", `no route for ${req.method} ${req.path}`);
-  });
+  app.use(noRoute(operations));
   app.use((error: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
     sendError(res, error, req.log ?? logger);
   });

@@ -10,8 +10,13 @@ const TAG = "Operations";
 /**
  * What load balancers, Prometheus and tooling call, without an API key:
  * liveness, readiness (the store answers), metrics and the API description.
+ * Metrics answer loopback clients only, unless `metricsPublic` (METRICS_PUBLIC).
  */
-export function operationalRoutes(store: Store, apiDescription: () => unknown): ApiRouter {
+export function operationalRoutes(
+  store: Store,
+  apiDescription: () => unknown,
+  options: { metricsPublic: boolean },
+): ApiRouter {
   const api = new ApiRouter();
 
   api.add(
@@ -64,7 +69,7 @@ export function operationalRoutes(store: Store, apiDescription: () => unknown): 
       path: "/metrics",
       operationId: "getMetrics",
       tag: TAG,
-      summary: "Prometheus metrics",
+      summary: "Prometheus metrics (to loopback clients only, unless METRICS_PUBLIC=true)",
       authenticated: false,
       response: {
         status: 200,
@@ -72,9 +77,9 @@ export function operationalRoutes(store: Store, apiDescription: () => unknown): 
         schema: z.string(),
         contentType: "text/plain; version=0.0.4",
       },
-      errors: [],
+      errors: [404],
     },
-    serveMetrics,
+    serveMetrics(options),
   );
 
   api.add(

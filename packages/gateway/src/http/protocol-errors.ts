@@ -1,6 +1,7 @@
-import { type Server, STATUS_CODES } from "node:http";
+import { type IncomingMessage, type Server, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { ERROR_TABLE, type ErrorCode } from "../errors.ts";
+import { SERVED_METHODS } from "./api-router.ts";
 
 function parserErrorCode(error: NodeJS.ErrnoException): ErrorCode {
   if (error.code === "HPE_HEADER_OVERFLOW") return "headers_too_large";
@@ -16,7 +17,7 @@ function parserErrorCode(error: NodeJS.ErrnoException): ErrorCode {
 export function rawErrorResponse(
   code: ErrorCode,
   message: string,
-  options: { head?: boolean; retry?: boolean; requestId?: string } = {},
+  options: { head?: boolean; retry?: boolean; requestId?: string; allow?: string } = {},
 ): string {
   const { status } = ERROR_TABLE[code];
   const body = JSON.stringify({ code, message });
@@ -26,6 +27,7 @@ export function rawErrorResponse(
     `Content-Length: ${Buffer.byteLength(body)}\r\n` +
     `x-should-retry: ${options.retry ?? ERROR_TABLE[code].retry}\r\n` +
     (options.requestId ? `x-request-id: ${options.requestId}\r\n` : "") +
+    (options.allow ? `Allow: ${options.allow}\r\n` : "") +
     "Connection: close\r\n\r\n" +
     (options.head ? "" : body)
   );
@@ -34,7 +36,7 @@ export function rawErrorResponse(
 /**
  * Requests Node's HTTP parser refuses before Express sees them (a malformed
  * request line or header, headers over 16 KiB, a client too slow to send its
- * request, an Expect other than 100-continue) still get the Error body.
+ * request, an Expect other than 100-continue, CONNECT) still get the Error body.
  */
 export function answerProtocolErrors(server: Server): void {
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
@@ -53,6 +55,15 @@ export function answerProtocolErrors(server: Server): void {
           : "the request is not valid HTTP";
     const rawPacket = (error as NodeJS.ErrnoException & { rawPacket?: Buffer }).rawPacket;
     socket.end(rawErrorResponse(code, message, { head: rawPacket?.subarray(0, 5).toString("latin1") === "HEAD " }));
+  });
+  // Node hands CONNECT to a "connect" listener and, without one, closes the socket unanswered.
+  server.on("connect", (_req: IncomingMessage, socket: Duplex) => {
+    socket.on("error", () => socket.destroy());
+    socket.end(
+      rawErrorResponse("method_not_allowed", "CONNECT is not served: the gateway is not a proxy", {
+        allow: SERVED_METHODS.join(", "),
+      }),
+    );
   });
   server.on("checkExpectation", (req, res) => {
     const body = JSON.stringify({

@@ -1,6 +1,7 @@
 import type { Principal } from "../auth/api-keys.ts";
 import { ApiError, notFound } from "../errors.ts";
 import type { ProxyRecord } from "../store/proxies.ts";
+import type { ProxyCheckLimits } from "./check-limits.ts";
 import { type ProbeOutcome, type ProxyEndpoint, probeProxy } from "./probe.ts";
 import { findProxy, type ProxyDeps, type SecretField, secretContext } from "./proxies.ts";
 import { type ProxyJson, toProxyJson } from "./proxy-json.ts";
@@ -8,6 +9,10 @@ import type { CheckProxyRequest } from "./schemas.ts";
 import { openSecret } from "./secret-box.ts";
 
 export const CHECK_TIMEOUT_MS = 10_000;
+
+export interface CheckDeps extends ProxyDeps {
+  checkLimits: ProxyCheckLimits;
+}
 
 export interface CheckResult {
   /** The proxy as stored after the check, except that `status` is this check's outcome. */
@@ -52,29 +57,35 @@ function managedOutcome(proxy: ProxyRecord): ProbeOutcome {
  * Health check. Its status becomes the proxy's status only when it ran against
  * the default target: with a caller's url a failure may be the site's, not the
  * proxy's. last_checked and what the check learned of the IP address are kept either way.
+ * A check the organization's limits refuse connects nowhere.
  */
 export async function checkProxy(
-  deps: ProxyDeps,
+  deps: CheckDeps,
   principal: Principal,
   id: string,
   request: CheckProxyRequest,
 ): Promise<CheckResult> {
   const proxy = await findProxy(deps.store, principal, id);
   const target = new URL(request.url ?? deps.proxyCheckUrl);
-  const outcome =
-    proxy.type === "custom"
-      ? await probeProxy(endpointOf(deps, proxy), target, {
-          timeoutMs: CHECK_TIMEOUT_MS,
-          targetEchoesIp: request.url === undefined,
-        })
-      : managedOutcome(proxy);
-  const status = outcome.available ? "available" : "unavailable";
-  const saved = await deps.store.proxies.recordCheck(principal.organizationId, id, {
-    status: request.url === undefined ? status : undefined,
-    ipAddress: outcome.ipAddress,
-    checkedAt: new Date().toISOString(),
-  });
-  // Deleted while the check ran.
-  if (!saved) throw notFound(`proxy "${id}"`);
-  return { proxy: { ...toProxyJson(saved), status }, message: outcome.message };
+  const end = deps.checkLimits.begin(principal.organizationId);
+  try {
+    const outcome =
+      proxy.type === "custom"
+        ? await probeProxy(endpointOf(deps, proxy), target, {
+            timeoutMs: CHECK_TIMEOUT_MS,
+            targetEchoesIp: request.url === undefined,
+          })
+        : managedOutcome(proxy);
+    const status = outcome.available ? "available" : "unavailable";
+    const saved = await deps.store.proxies.recordCheck(principal.organizationId, id, {
+      status: request.url === undefined ? status : undefined,
+      ipAddress: outcome.ipAddress,
+      checkedAt: new Date().toISOString(),
+    });
+    // Deleted while the check ran.
+    if (!saved) throw notFound(`proxy "${id}"`);
+    return { proxy: { ...toProxyJson(saved), status }, message: outcome.message };
+  } finally {
+    end();
+  }
 }

@@ -2,7 +2,8 @@ import { principalOf } from "../auth/require-auth.ts";
 import { ApiRouter, pathParam } from "../http/api-router.ts";
 import { PAGE_HEADERS, sendPage } from "../http/pagination.ts";
 import { parseInput } from "../http/validate.ts";
-import { checkProxy } from "./check.ts";
+import { CHECK_TIMEOUT_MS, checkProxy } from "./check.ts";
+import { type CheckLimitSettings, ProxyCheckLimits } from "./check-limits.ts";
 import { createProxy, deleteProxy, getProxy, listProxies, type ProxyDeps, renameProxy } from "./proxies.ts";
 import { ProxyJson } from "./proxy-json.ts";
 import { CheckProxyRequest, CreateProxyRequest, ListProxiesQuery, ProxyUpdateRequest } from "./schemas.ts";
@@ -14,8 +15,9 @@ function headerValue(text: string): string {
   return text.replace(/[^\x20-\x7e]/g, "?");
 }
 
-export function proxyRoutes(deps: ProxyDeps): ApiRouter {
+export function proxyRoutes(deps: ProxyDeps & { proxyChecksPerOrg: CheckLimitSettings }): ApiRouter {
   const api = new ApiRouter();
+  const checkDeps = { ...deps, checkLimits: new ProxyCheckLimits(deps.proxyChecksPerOrg, CHECK_TIMEOUT_MS) };
 
   api.add(
     {
@@ -119,12 +121,12 @@ export function proxyRoutes(deps: ProxyDeps): ApiRouter {
         schema: ProxyJson,
         headers: { [CHECK_MESSAGE_HEADER]: "What the check found, in words" },
       },
-      errors: [400, 404],
+      errors: [400, 404, 429],
     },
     async (req, res) => {
       // The body is optional: no body means the configured default target.
       const body = parseInput(CheckProxyRequest, req.body ?? {});
-      const { proxy, message } = await checkProxy(deps, principalOf(res), pathParam(req, "id"), body);
+      const { proxy, message } = await checkProxy(checkDeps, principalOf(res), pathParam(req, "id"), body);
       req.log.info({ proxy_id: proxy.id, status: proxy.status, check: message }, "proxy checked");
       res.setHeader(CHECK_MESSAGE_HEADER, headerValue(message)).json(proxy);
     },

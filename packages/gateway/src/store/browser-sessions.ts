@@ -46,7 +46,10 @@ export type BoundSession = Pick<BrowserSessionRecord, "id" | "organizationId" | 
 /** What a new session asks for; the host it lands on supplies the rest. */
 export type SessionRequest = Omit<BrowserSessionRecord, HostFacts | Derived>;
 
-export type CreateOutcome = { session: BrowserSessionRecord } | { failure: "name_taken" | "no_host" };
+/** organization_limit: the organization already holds as many active sessions as it may. */
+export type CreateOutcome =
+  | { session: BrowserSessionRecord }
+  | { failure: "name_taken" | "no_host" | "organization_limit" };
 
 export type SessionStatusFilter = "active" | "deleted" | "all";
 
@@ -160,14 +163,28 @@ export class BrowserSessionRepository {
   /**
    * Creates the session on an idle serving host meeting the requirements, in one transaction:
    * concurrent callers, on any replica, never get the same host, and a failed create takes none.
+   * With maxActivePerOrganization above 0, the organization never holds more active sessions than
+   * that, however many creates run at once on however many replicas.
    */
-  async createOnIdleHost(request: SessionRequest, requirements: HostRequirements): Promise<CreateOutcome> {
+  async createOnIdleHost(
+    request: SessionRequest,
+    requirements: HostRequirements,
+    maxActivePerOrganization = 0,
+  ): Promise<CreateOutcome> {
     try {
       return await this.#sql.transaction(async (tx): Promise<CreateOutcome> => {
         const sessions = new BrowserSessionRepository(tx);
+        if (maxActivePerOrganization > 0) await sessions.#lockOrganization(request.organizationId);
         // Checked before a host is chosen, so a clash says 409 even when every host is busy.
         if (request.name !== null && (await sessions.#nameTaken(request.organizationId, request.name))) {
           return { failure: "name_taken" };
+        }
+        // Also before a host is chosen: at its limit, the organization is told so whether or not a host is free.
+        if (
+          maxActivePerOrganization > 0 &&
+          (await sessions.#activeCount(request.organizationId)) >= maxActivePerOrganization
+        ) {
+          return { failure: "organization_limit" };
         }
         const hosts = new HostRepository(tx);
         const host = await hosts.lockIdle(requirements);
@@ -194,6 +211,25 @@ export class BrowserSessionRepository {
       if (error instanceof UniqueViolationError) return { failure: "name_taken" };
       throw error;
     }
+  }
+
+  /**
+   * Makes concurrent creates of one organization take turns until their transactions end, so each
+   * counts the sessions the others committed. On PostgreSQL the organization's row is locked (FOR NO
+   * KEY UPDATE: foreign key checks of inserts elsewhere, which take FOR KEY SHARE, do not wait for it);
+   * on SQLite BEGIN IMMEDIATE already lets one writer in at a time.
+   */
+  async #lockOrganization(organizationId: string): Promise<void> {
+    if (this.#sql.dialect !== "postgres") return;
+    await this.#sql.query("SELECT id FROM organizations WHERE id = $1 FOR NO KEY UPDATE", [organizationId]);
+  }
+
+  async #activeCount(organizationId: string): Promise<number> {
+    const [row] = await this.#sql.query<{ active: number | string }>(
+      "SELECT COUNT(*) AS active FROM browser_sessions WHERE organization_id = $1 AND deleted_at IS NULL",
+      [organizationId],
+    );
+    return Number(row?.active ?? 0);
   }
 
   async #nameTaken(organizationId: string, name: string): Promise<boolean> {

@@ -1,6 +1,8 @@
+import type { Request } from "express";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ApiError, MAX_REPORTED_PROBLEMS } from "../../src/errors.ts";
+import { pathParam } from "../../src/http/api-router.ts";
 import { parseInput } from "../../src/http/validate.ts";
 
 function problemsOf(schema: z.ZodType, input: unknown): string[] {
@@ -45,5 +47,45 @@ describe("parseInput", () => {
 
   it("names the whole body when the body itself is wrong", () => {
     expect(problemsOf(z.object({}), "text")).toEqual([expect.stringMatching(/^body: /)]);
+  });
+
+  it("refuses a NUL character in any string of the input, naming each field", () => {
+    const schema = z.object({
+      name: z.string(),
+      keys: z.array(z.string()),
+      config: z.object({ username: z.string().optional() }),
+    });
+    expect(problemsOf(schema, { name: "a\0", keys: ["a", "\0b"], config: { username: "c\0" } })).toEqual([
+      "name: must not contain a NUL character",
+      "keys[1]: must not contain a NUL character",
+      "config.username: must not contain a NUL character",
+    ]);
+  });
+
+  it("refuses a NUL character in a key of a record at the record, not under an unreadable name", () => {
+    const schema = z.object({ tags: z.record(z.string(), z.string()) });
+    expect(problemsOf(schema, { tags: { "a\0b": "x", ok: "y" } })).toEqual([
+      "tags: keys must not contain a NUL character",
+    ]);
+  });
+
+  it("names query parameters without a root", () => {
+    expect(() => parseInput(z.object({ name: z.string() }), { name: "a\0b" }, "query")).toThrow(
+      "name: must not contain a NUL character",
+    );
+  });
+});
+
+describe("pathParam", () => {
+  const request = (params: Record<string, string>) => ({ params }) as unknown as Request;
+
+  it("returns the parameter as given", () => {
+    expect(pathParam(request({ id: "abc" }), "id")).toBe("abc");
+  });
+
+  it("refuses a NUL character with 400 bad_request, as every other input", () => {
+    expect(() => pathParam(request({ id: "a\0b" }), "id")).toThrow(
+      expect.objectContaining({ code: "bad_request", message: "id: must not contain a NUL character" }),
+    );
   });
 });

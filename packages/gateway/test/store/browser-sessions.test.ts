@@ -220,6 +220,73 @@ describe.each(STORE_KINDS)("browser sessions and hosts on %s", (kind) => {
     });
   });
 
+  describe("createOnIdleHost with a limit on the organization's active sessions", () => {
+    const LIMIT = 2;
+
+    beforeEach(async () => {
+      for (const host of ["h:1", "h:2", "h:3", "h:4", "h:5", "h:6", "h:7", "h:8"]) await servingHost(host);
+    });
+
+    function createLimited(overrides: Partial<SessionRequest> = {}, replica: Store = store) {
+      return replica.browserSessions.createOnIdleHost(request(overrides), {}, LIMIT);
+    }
+
+    async function activeCount(organizationId: string): Promise<number> {
+      return (await store.browserSessions.list(organizationId, { status: "active", offset: 0, limit: 100 })).items
+        .length;
+    }
+
+    it("refuses a create once the organization holds the limit, takes no host for it, and counts no other organization's sessions", async () => {
+      await createLimited();
+      await createLimited();
+      expect(await createLimited()).toEqual({ failure: "organization_limit" });
+      expect((await store.hosts.list()).filter((h) => h.sessionId !== null)).toHaveLength(LIMIT);
+      expect(await createLimited({ organizationId: "globex" })).toMatchObject({
+        session: { organizationId: "globex" },
+      });
+    });
+
+    it("counts only active sessions: ending one makes room for another", async () => {
+      const first = await create();
+      await create();
+      expect(await createLimited()).toEqual({ failure: "organization_limit" });
+      await store.browserSessions.end(first.id, new Date().toISOString(), "deleted", "acme");
+      expect(await createLimited()).toMatchObject({ session: { organizationId: "acme" } });
+    });
+
+    it("still reports a name clash as such at the limit", async () => {
+      await createLimited({ name: "work" });
+      await createLimited();
+      expect(await createLimited({ name: "work" })).toEqual({ failure: "name_taken" });
+    });
+
+    it("places as many sessions as there are hosts when the limit is 0", async () => {
+      const outcomes = await Promise.all(
+        Array.from({ length: 9 }, () => store.browserSessions.createOnIdleHost(request(), {}, 0)),
+      );
+      expect(outcomes.filter((o) => "session" in o)).toHaveLength(8);
+      expect(outcomes.filter((o) => "failure" in o)).toEqual([{ failure: "no_host" }]);
+    });
+
+    it("never lets concurrent creates exceed the limit, also across replicas, nor hold back another organization", async () => {
+      const { replica, close } = await replicaStore();
+      try {
+        const outcomes = await Promise.all([
+          ...Array.from({ length: 20 }, (_, i) => createLimited({}, i % 2 ? replica : store)),
+          ...Array.from({ length: LIMIT }, (_, i) =>
+            createLimited({ organizationId: "globex" }, i % 2 ? replica : store),
+          ),
+        ]);
+        expect(outcomes.filter((o) => "session" in o)).toHaveLength(2 * LIMIT);
+        expect(outcomes.filter((o) => "failure" in o && o.failure === "organization_limit")).toHaveLength(20 - LIMIT);
+        expect(await activeCount("acme")).toBe(LIMIT);
+        expect(await activeCount("globex")).toBe(LIMIT);
+      } finally {
+        await close();
+      }
+    });
+  });
+
   describe("find and list", () => {
     beforeEach(async () => {
       for (const host of ["h:1", "h:2", "h:3"]) await servingHost(host);

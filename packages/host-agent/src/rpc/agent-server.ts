@@ -81,6 +81,7 @@ export async function startAgentServer(
         recordRpcCall(context.method, outcome.code, outcome.durationMs);
         const line = {
           reqId: context.requestId,
+          callerReqId: context.callerRequestId,
           method: context.method,
           code: status[outcome.code],
           durationMs: Math.round(outcome.durationMs * 1000) / 1000,
