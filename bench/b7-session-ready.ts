@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { decideSandbox } from "../packages/host-agent/src/browser/sandbox.ts";
 import { type BenchContext, type BenchOutcome, metric } from "./lib/bench.ts";
-import { devToolsPortOf, firstCdpAnswer, launchColdChromium, waitForFocusedSpare } from "./lib/chromium.ts";
+import { browserProcessesVia, firstCdpAnswer, launchColdChromium, waitForFocusedSpare } from "./lib/chromium.ts";
 import { BROWSER_SCREEN, BROWSER_WINDOW, CHROMIUM_PATH } from "./lib/environment.ts";
 import { round } from "./lib/measure.ts";
 import { summarize } from "./lib/stats.ts";
@@ -23,7 +23,10 @@ interface OursRound {
   deleteMs: number;
   /** From DELETE's answer until the agent's next spare held the focus: when the host can hand over again. */
   respareMs: number;
-  /** The session's browser was the warm spare that had the focus before the POST. */
+  /**
+   * The session's browser was the warm spare that had the focus before the POST: asked through the
+   * session's cdp_ws_url, SystemInfo.getProcessInfo lists the spare's pid as its browser process.
+   */
   handedSpare: boolean;
 }
 
@@ -46,7 +49,6 @@ export async function b7SessionReady(ctx: BenchContext): Promise<BenchOutcome> {
   let product = "";
 
   const ours = async (firstRound: boolean): Promise<OursRound> => {
-    const spareCdpPort = devToolsPortOf(spare);
     await sleep(SETTLE_MS);
     const postStarted = performance.now();
     let response = await fetch(`${gateway.process.url}/browsers`, { method: "POST", headers, body: "{}" });
@@ -62,7 +64,9 @@ export async function b7SessionReady(ctx: BenchContext): Promise<BenchOutcome> {
     const postMs = performance.now() - postStarted;
     product = await firstCdpAnswer(session.cdp_ws_url);
     const readyMs = performance.now() - postStarted;
-    const handedSpare = spareCdpPort !== undefined && new URL(session.cdp_ws_url).port === String(spareCdpPort);
+    // Off the clock: the browser behind cdp_ws_url (through the gateway) names its own processes.
+    const processes = await browserProcessesVia(session.cdp_ws_url);
+    const handedSpare = processes.some((p) => p.type === "browser" && p.id === spare);
 
     const deleteStarted = performance.now();
     const deleted = await fetch(`${gateway.process.url}/browsers/${session.session_id}`, {
@@ -150,9 +154,12 @@ export async function b7SessionReady(ctx: BenchContext): Promise<BenchOutcome> {
         `cold launch, each after ${SETTLE_MS / 1000} s of quiet. Ours: POST /browsers {} on a gateway (SQLite, production ` +
         "Node settings) whose only host is an agent with AGENT_XVFB=" +
         `${BROWSER_SCREEN}, then a WebSocket (Node's own) to the returned cdp_ws_url and Browser.getVersion; the clock stops ` +
-        `at its answer (${product}). Then DELETE, and the next round waits until the agent's new warm spare holds the X ` +
-        "focus (the last step of its launch, seen from the bench over X11 and /proc), so every session measured is a " +
-        "handover of an idle spare; in every round the session's cdp_ws_url was that spare's DevTools port.",
+        `at its answer (${product}). The cdp_ws_url is the gateway's (/browsers/{id}/cdp?token=…), so the time includes ` +
+        "what a client sees there: the upgrade (token and session checked), the gRPC stream to the agent, the agent's " +
+        "own DevTools connection to Chromium, and the command's way through both hops. Then DELETE, and the next round " +
+        "waits until the agent's new warm spare holds the X focus (the last step of its launch, seen from the bench over " +
+        "X11 and /proc), so every session measured is a handover of an idle spare; in every round, asked off the clock " +
+        "through the session's cdp_ws_url, SystemInfo.getProcessInfo named that spare's pid as the browser process.",
       `Ours split: POST answered at p50 ${postSummary.p50Ms.toFixed(1)} ms (p90 ${postSummary.p90Ms.toFixed(1)} ms); the ` +
         `first CDP answer adds the rest. DELETE (the agent's fence: process group killed, directory deleted) took p50 ` +
         `${deleteSummary.p50Ms.toFixed(0)} ms (p90 ${deleteSummary.p90Ms.toFixed(0)} ms); the next spare held the focus ` +

@@ -1,5 +1,5 @@
 // npm run bench [-- --smoke] [-- --profile] [-- --only=B1,B3] [-- --report]
-// Starts everything itself, runs B1–B8 each against its baseline in the same run, prints a table,
+// Starts everything itself, runs B1–B9 each against its baseline in the same run, prints a table,
 // and writes bench/results.json and bench/RESULTS.md (smoke runs write to a temporary folder instead,
 // so they never overwrite the committed results). A run with --only replaces the outcomes of the
 // benchmarks it ran and keeps the others from the previous results.json, marked with the run they
@@ -16,6 +16,7 @@ import { b5PeakRss } from "./b5-peak-rss.ts";
 import { b6Replicas } from "./b6-replicas.ts";
 import { b7SessionReady } from "./b7-session-ready.ts";
 import { b8IdleAgentMemory } from "./b8-idle-agent-memory.ts";
+import { b9CdpRoundTrip } from "./b9-cdp-round-trip.ts";
 import { type BenchContext, type BenchOutcome, type EarlierRun, FULL, SkipBenchmark, SMOKE } from "./lib/bench.ts";
 import { summarizeProfile } from "./lib/cpu-profile.ts";
 import { BenchEnvironment } from "./lib/environment.ts";
@@ -54,6 +55,8 @@ const benchmarks: { id: string; run: (ctx: BenchContext) => Promise<BenchOutcome
   { id: "B7", run: b7SessionReady },
   // After B7: reports B7's agent, idle again after its sessions, beside a fresh one.
   { id: "B8", run: b8IdleAgentMemory },
+  // After B8, which reports B7's agent idle: one more session on it, CDP through the gateway and direct.
+  { id: "B9", run: b9CdpRoundTrip },
 ];
 
 const started = performance.now();

@@ -5,6 +5,8 @@ export interface Target {
   on: "ratio" | "value";
   op: "<=" | ">=";
   value: number;
+  /** How a limit computed from the run's own baseline was derived (B9: "1.5 × direct + 0.3 ms"). */
+  basis?: string;
 }
 
 /** One line of the results table. */
@@ -64,6 +66,14 @@ export interface BenchSettings {
   /** B8: seconds the idle agent settles after its spare is up, then samples taken one second apart. */
   memorySettleS: number;
   memorySamples: number;
+  /** B9: Browser.getVersion round trips per leg (ours, floor, direct), split over `cdpRounds` rounds taking the legs in turn. */
+  cdpRoundTrips: number;
+  cdpRounds: number;
+  /** B9: round trips per leg before the measured ones. */
+  cdpWarmup: number;
+  /** B9: screenshots per leg and round, in `screenshotRounds` rounds taking the legs in turn, after a short warm-up. */
+  screenshots: number;
+  screenshotRounds: number;
 }
 
 export const FULL: BenchSettings = {
@@ -81,6 +91,11 @@ export const FULL: BenchSettings = {
   browserSessions: 20,
   memorySettleS: 5,
   memorySamples: 5,
+  cdpRoundTrips: 2000,
+  cdpRounds: 10,
+  cdpWarmup: 200,
+  screenshots: 15,
+  screenshotRounds: 5,
 };
 
 export const SMOKE: BenchSettings = {
@@ -97,6 +112,11 @@ export const SMOKE: BenchSettings = {
   browserSessions: 3,
   memorySettleS: 2,
   memorySamples: 2,
+  cdpRoundTrips: 200,
+  cdpRounds: 2,
+  cdpWarmup: 20,
+  screenshots: 4,
+  screenshotRounds: 1,
 };
 
 export interface BenchContext {

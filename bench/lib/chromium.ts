@@ -5,6 +5,7 @@ import { chromiumFlags, type WindowSize } from "../../packages/host-agent/src/br
 import { BROWSER_MARKER_VARIABLE, killAll, MARKER_VARIABLE } from "../../packages/host-agent/src/browser/processes.ts";
 import { type BrowserDir, makeBrowserDir, removeBrowserDir } from "../../packages/host-agent/src/browser/profile.ts";
 import { X11Connection } from "../../packages/host-agent/src/keyboard/x11-client.ts";
+import { CdpClient } from "./cdp-client.ts";
 
 /** A Chromium the bench launched itself, the way a launch-per-session service does. */
 export interface ColdChromium {
@@ -185,17 +186,39 @@ export async function waitForFocusedSpare(
   }
 }
 
-/** The DevTools port of an agent's browser, from the DevToolsActivePort file Chromium writes in its profile. */
-export function devToolsPortOf(pid: number): number | undefined {
+/**
+ * The loopback DevTools URL (ws://127.0.0.1:<port>/devtools/browser/<id>) of an agent's browser, from
+ * the DevToolsActivePort file Chromium writes in its profile (port, then path).
+ */
+export function devToolsUrlOf(pid: number): string | undefined {
   try {
     const entry = readFileSync(`/proc/${pid}/environ`, "utf8")
       .split("\0")
       .find((e) => e.startsWith(`${BROWSER_MARKER_VARIABLE}=`));
     if (!entry) return undefined;
     const root = entry.slice(BROWSER_MARKER_VARIABLE.length + 1);
-    const port = Number(readFileSync(`${root}/profile/DevToolsActivePort`, "utf8").split("\n")[0]);
-    return Number.isInteger(port) && port > 0 ? port : undefined;
+    const [portLine, path] = readFileSync(`${root}/profile/DevToolsActivePort`, "utf8").split("\n");
+    const port = Number(portLine);
+    if (!Number.isInteger(port) || port <= 0 || !path?.startsWith("/devtools/browser/")) return undefined;
+    return `ws://127.0.0.1:${port}${path}`;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * The processes of the browser behind a DevTools URL as that browser reports them, over a connection
+ * of its own: SystemInfo.getProcessInfo lists its browser process (type "browser", id its pid) and
+ * its children.
+ */
+export async function browserProcessesVia(cdpWsUrl: string): Promise<{ type: string; id: number }[]> {
+  const client = await CdpClient.open(cdpWsUrl);
+  try {
+    const { processInfo } = await client.send<{ processInfo: { type: string; id: number }[] }>(
+      "SystemInfo.getProcessInfo",
+    );
+    return processInfo;
+  } finally {
+    await client.close();
   }
 }

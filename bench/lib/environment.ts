@@ -325,6 +325,23 @@ export class BenchEnvironment {
     );
   }
 
+  /**
+   * B9's floor pair (floor-cdp-gateway → floor-cdp-agent): the WebSocket → gRPC stream → WebSocket
+   * bridge with nothing else, with the gateway's and the agent's Node settings. Its URL for a browser
+   * is `ws://127.0.0.1:<port>/cdp/<the browser's DevTools URL, percent-encoded>`.
+   */
+  async cdpFloor(): Promise<ServerProcess> {
+    const agentMain = join(BASELINES, "floor-cdp-agent.ts");
+    const gatewayMain = join(BASELINES, "floor-cdp-gateway.ts");
+    const agent = await this.#start("floor-cdp-agent", agentMain, this.#production("host-agent", agentMain), false);
+    return this.#start(
+      "floor-cdp-gateway",
+      gatewayMain,
+      { ...this.#production("gateway", gatewayMain), PORT: "0", FLOOR_AGENT: `127.0.0.1:${agent.port}` },
+      false,
+    );
+  }
+
   /** The floor agent, if a benchmark started it: B5 compares the agent's memory with it. */
   floorAgent(): ServerProcess | undefined {
     return this.#processes.find((p) => p.name === "floor-agent");

@@ -11,7 +11,8 @@ function number(value: number | undefined): string {
 
 function targetText(target: Target | undefined): string {
   if (!target) return "report";
-  return `${target.on === "ratio" ? "ratio" : "value"} ${target.op === "<=" ? "≤" : "≥"} ${target.value}`;
+  const limit = `${target.on === "ratio" ? "ratio" : "value"} ${target.op === "<=" ? "≤" : "≥"} ${target.value}`;
+  return target.basis ? `${limit} (${target.basis})` : limit;
 }
 
 function verdict(metric: Metric): string {
@@ -117,7 +118,8 @@ ${keptText(report.outcomes)}
 ${markdownTable(report.outcomes)}
 
 Ratio is ours ÷ baseline. B1, B7: lower is better (target ratio ≤ 0.1, ≤ 0.2). B2–B4, B6: higher is better.
-B5: the peak RSS itself against the limit. B8: reported only.
+B5: the peak RSS itself against the limit. B8: reported only. B9: round trips, lower is better, the p50 itself
+against 1.5 × the direct p50 of the same run + 0.3 ms; screenshot throughput, higher is better, reported only.
 
 ## Reproduce
 
@@ -130,7 +132,7 @@ npm run bench -- --only=B7,B8 # a subset; the other benchmarks' rows are kept fr
 npm run bench -- --report     # rewrite RESULTS.md from results.json and bench/analysis.md, no measuring
 \`\`\`
 
-Needs Xvfb, xdotool, Chromium (B7, B8) and PostgreSQL's server binaries (Debian: \`apt-get install xvfb xdotool
+Needs Xvfb, xdotool, Chromium (B7–B9) and PostgreSQL's server binaries (Debian: \`apt-get install xvfb xdotool
 chromium postgresql\`);
 \`bash .ci/run\` installs them.
 
