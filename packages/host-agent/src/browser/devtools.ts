@@ -9,8 +9,14 @@ export function connectDevtools(cdpWsUrl: string, signal: AbortSignal): Promise<
   // An abort listener added after the abort would never run, and the socket would outlive the call.
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
-    // Compression would cost CPU on both ends of a loopback connection and save nothing.
-    const socket = new WebSocket(cdpWsUrl, { perMessageDeflate: false, maxPayload: MAX_CDP_MESSAGE_BYTES });
+    // Compression would cost CPU on both ends of a loopback connection and save nothing; the UTF-8
+    // check would read every byte of every screenshot from our own Chromium, which sends only JSON
+    // (a client's messages are checked at the gateway).
+    const socket = new WebSocket(cdpWsUrl, {
+      perMessageDeflate: false,
+      maxPayload: MAX_CDP_MESSAGE_BYTES,
+      skipUTF8Validation: true,
+    });
     const onAbort = () => {
       socket.terminate();
       reject(signal.reason);

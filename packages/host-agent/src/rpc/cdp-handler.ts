@@ -63,12 +63,15 @@ function bridge(stream: CdpStream, socket: WebSocket, stop: AbortSignal): Promis
       if (error) reject(error);
       else resolve();
     };
-    const afterSend = () => {
-      if (!done && stream.isPaused() && socket.bufferedAmount <= HIGH_WATER_BYTES / 2) stream.resume();
+    const written = () => {
+      if (!done) stream.resume();
     };
     const onRequest = (request: CdpRequest) => {
-      socket.send(request.message, { binary: false }, afterSend);
-      if (socket.bufferedAmount > HIGH_WATER_BYTES) stream.pause();
+      // Only the message that fills Chromium's queue past the mark asks to hear when it is written:
+      // the stream is paused behind it, so by then Chromium has read everything.
+      const fills = socket.bufferedAmount + request.message.length > HIGH_WATER_BYTES;
+      socket.send(request.message, { binary: false }, fills ? written : undefined);
+      if (fills) stream.pause();
     };
     const onEnd = () => finish();
     const onStop = () => finish(stop.reason);

@@ -8,11 +8,19 @@ const openSockets = new Gauge({
   registers: [registry],
 });
 
-const bytes = new Counter({
+/** Counted per message as plain numbers, handed to prom-client only when scraped: the hot path stays a sum. */
+const carried = { to_browser: 0, to_client: 0 };
+
+new Counter({
   name: "gateway_cdp_bytes_total",
   help: "CDP message bytes carried, by direction (to_browser: from clients; to_client: from browsers)",
   labelNames: ["direction"] as const,
   registers: [registry],
+  collect() {
+    this.reset();
+    this.inc({ direction: "to_browser" }, carried.to_browser);
+    this.inc({ direction: "to_client" }, carried.to_client);
+  },
 });
 
 const closes = new Counter({
@@ -29,10 +37,6 @@ const refusals = new Counter({
   registers: [registry],
 });
 
-// Bound once: these are counted per message.
-const toBrowser = bytes.labels("to_browser");
-const toClient = bytes.labels("to_client");
-
 export const cdpMetrics = {
   opened: () => openSockets.inc(),
   closed: (reason: CloseReason) => {
@@ -40,6 +44,10 @@ export const cdpMetrics = {
     closes.inc({ reason });
   },
   refused: (status: number) => refusals.inc({ status: String(status) }),
-  toBrowser: (count: number) => toBrowser.inc(count),
-  toClient: (count: number) => toClient.inc(count),
+  toBrowser: (count: number) => {
+    carried.to_browser += count;
+  },
+  toClient: (count: number) => {
+    carried.to_client += count;
+  },
 };

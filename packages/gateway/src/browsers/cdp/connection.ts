@@ -12,10 +12,13 @@ export type CdpStream = ClientBidiStream<MessageInitShape<typeof CdpRequestSchem
 
 /**
  * Past this many bytes waiting to be written to the client, the agent's stream is paused (HTTP/2
- * flow control then holds the browser's side back) until the client has read half of it. What
+ * flow control then holds the browser's side back) until the client has read all of it. What
  * waits for a client is therefore at most this plus one message.
  */
 export const HIGH_WATER_BYTES = 4 * 1024 * 1024;
+
+/** The registry writes a session's activity at most once a second; nearer reports would be dropped there. */
+const ACTIVITY_REPORT_MS = 1_000;
 
 /** What a connection reports to the registry that owns it. */
 export interface ConnectionOwner {
@@ -36,6 +39,8 @@ export class CdpConnection {
   readonly #stream: CdpStream;
   readonly #owner: ConnectionOwner;
   #closed = false;
+  /** When this connection last reported activity: the owner hears of it at most once a second. */
+  #reportedActivityAt = Number.NEGATIVE_INFINITY;
   #answeredPing = true;
   #clientPaused = false;
   /** The agent's stream is paused because the client does not read: since which ping, if any. */
@@ -91,7 +96,7 @@ export class CdpConnection {
   #toBrowser(data: Buffer): void {
     if (this.#closed) return;
     cdpMetrics.toBrowser(data.length);
-    this.#owner.activity(this.session);
+    this.#activity();
     if (this.#stream.write({ message: data }) || this.#clientPaused) return;
     this.#clientPaused = true;
     this.#ws.pause();
@@ -104,19 +109,28 @@ export class CdpConnection {
   #toClient(message: Uint8Array): void {
     if (this.#closed) return;
     cdpMetrics.toClient(message.length);
-    this.#owner.activity(this.session);
-    this.#ws.send(message, { binary: false }, this.#afterSend);
-    if (this.#ws.bufferedAmount > HIGH_WATER_BYTES && this.#backPressure === "none") {
+    this.#activity();
+    // Only the message that fills the queue past the mark asks to hear when it is written: the
+    // stream is paused behind it, so by then the client has read everything.
+    const fills = this.#ws.bufferedAmount + message.length > HIGH_WATER_BYTES;
+    this.#ws.send(message, { binary: false }, fills ? this.#written : undefined);
+    if (fills) {
       this.#backPressure = "since-now";
       this.#stream.pause();
     }
   }
 
-  readonly #afterSend = (): void => {
-    if (!this.#closed && this.#backPressure !== "none" && this.#ws.bufferedAmount <= HIGH_WATER_BYTES / 2) {
-      this.#backPressure = "none";
-      this.#stream.resume();
-    }
+  #activity(): void {
+    const now = performance.now();
+    if (now - this.#reportedActivityAt < ACTIVITY_REPORT_MS) return;
+    this.#reportedActivityAt = now;
+    this.#owner.activity(this.session);
+  }
+
+  readonly #written = (): void => {
+    if (this.#closed || this.#backPressure === "none") return;
+    this.#backPressure = "none";
+    this.#stream.resume();
   };
 
   /**
