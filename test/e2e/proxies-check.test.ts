@@ -34,7 +34,11 @@ beforeAll(async () => {
     startLoopbackProxy({ tls: true }),
   ]);
   // The default target is an IP-echo page on loopback, standing in for a public checkip service.
-  system = await startSystem({ store: "sqlite", gatewayEnv: { PROXY_CHECK_URL: `${site.url}/ip` } });
+  // The test proxies listen on loopback, which checks may reach only when the operator allows it.
+  system = await startSystem({
+    store: "sqlite",
+    gatewayEnv: { PROXY_CHECK_URL: `${site.url}/ip`, PROXY_ALLOWED_NETWORKS: "127.0.0.0/8" },
+  });
 });
 
 afterAll(async () => {
@@ -192,6 +196,18 @@ describe("POST /proxies/{id}/check refusals", () => {
   ])("refuses %s with an invalid_input detail", async (_, body, field) => {
     const proxy = await create({ host: "127.0.0.1", port: plain.port });
     await expectInvalidInput(await check(proxy.id, body), field);
+  });
+
+  it.each([
+    ["::1", "loopback"],
+    ["169.254.169.254", "link-local"],
+  ])("refuses a proxy at %s, outside PROXY_ALLOWED_NETWORKS=127.0.0.0/8, as %s", async (host, category) => {
+    const proxy = await create({ host, port: plain.port });
+    const res = await check(proxy.id);
+    expect((await expectProxy(res)).status).toBe("unavailable");
+    expect(res.headers.get("x-proxy-check-message")).toBe(
+      `the proxy's address is not allowed: ${category}; see PROXY_ALLOWED_NETWORKS`,
+    );
   });
 
   it("answers 404 not_found for an unknown id", async () => {

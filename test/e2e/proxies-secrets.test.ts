@@ -56,6 +56,8 @@ describe.each<StoreKind>(["sqlite", "postgres"])("proxy secrets on %s", (kind) =
   beforeAll(async () => {
     const gatewayEnv = {
       PROXY_CHECK_URL: `${site.url}/ip`,
+      // The test proxy listens on loopback, which checks may reach only when the operator allows it.
+      PROXY_ALLOWED_NETWORKS: "127.0.0.0/8",
       ...(kind === "postgres" ? { SECRETS_KEY: secretsKey } : {}),
     };
     system = await startSystem({ store: kind, postgresUrl: inject("postgresUrl"), gatewayEnv });
@@ -121,6 +123,7 @@ describe.each<StoreKind>(["sqlite", "postgres"])("proxy secrets on %s", (kind) =
     const env = {
       ...system.storeEnv,
       PROXY_CHECK_URL: `${site.url}/ip`,
+      PROXY_ALLOWED_NETWORKS: "127.0.0.0/8",
       ...(kind === "postgres" ? { SECRETS_KEY: secretsKey } : {}),
     };
     const other = await startGatewayProcess(env);

@@ -80,7 +80,12 @@ describe.each<StoreKind>(["sqlite", "postgres"])("R7 secrets at rest and in logs
       store: kind,
       postgresUrl: inject("postgresUrl"),
       // Nothing listens at the check target: the check fails, and its failure is logged.
-      gatewayEnv: { LOG_LEVEL: "trace", PROXY_CHECK_URL: `http://127.0.0.1:${await freePort()}/ip` },
+      // The proxy is on loopback, allowed so that the check gets as far as connecting and fails there.
+      gatewayEnv: {
+        LOG_LEVEL: "trace",
+        PROXY_CHECK_URL: `http://127.0.0.1:${await freePort()}/ip`,
+        PROXY_ALLOWED_NETWORKS: "127.0.0.0/8",
+      },
     });
     cliKey = (JSON.parse(await runCli(["keys", "create", "--org", "org-r7-cli"], system.storeEnv)) as { key: string })
       .key;

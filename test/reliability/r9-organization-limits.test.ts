@@ -156,6 +156,8 @@ describe("R9 proxy checks per organization", () => {
         PROXY_CHECKS_PER_MINUTE_PER_ORG: String(PER_MINUTE),
         // Never reached: every proxy here fails before it could fetch anything.
         PROXY_CHECK_URL: "http://127.0.0.1:9/ip",
+        // The proxies here are loopback servers that count the checks' connections.
+        PROXY_ALLOWED_NETWORKS: "127.0.0.0/8",
       },
     });
   });

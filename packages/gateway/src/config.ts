@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { resolve } from "node:path";
 import { createSecureContext } from "node:tls";
+import { type Network, parseNetwork } from "./proxies/address-policy.ts";
 
 export interface GatewayConfig {
   port: number;
@@ -55,6 +56,8 @@ export interface GatewayConfig {
   proxyChecksConcurrentPerOrg: number;
   /** Proxy checks one organization may start per minute on this replica (PROXY_CHECKS_PER_MINUTE_PER_ORG). */
   proxyChecksPerMinutePerOrg: number;
+  /** Where proxy checks may connect besides what the address policy allows anyway (PROXY_ALLOWED_NETWORKS). */
+  proxyAllowedNetworks: Network[];
   /** Whether GET /metrics answers clients other than loopback ones (METRICS_PUBLIC). */
   metricsPublic: boolean;
 }
@@ -164,6 +167,21 @@ function dnsNameAndPort(name: string, raw: string | undefined): { name: string; 
   return { name: host, port };
 }
 
+/** A comma-separated list of CIDR networks; a bad entry is named, since the rest may be long. */
+function networkList(env: NodeJS.ProcessEnv, name: string): Network[] {
+  const entries = (env[name] ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  return entries.map((entry) => {
+    const network = parseNetwork(entry);
+    if (!network) {
+      throw new ConfigError(`${name}: "${entry}" is not an IPv4 or IPv6 network such as 127.0.0.0/8 or fd00::/8`);
+    }
+    return network;
+  });
+}
+
 function secretsKey(raw: string | undefined): Buffer | undefined {
   if (!raw) return undefined;
   const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, "hex") : Buffer.from(raw, "base64");
@@ -228,6 +246,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     maxSessionsPerOrg: integer(env, "MAX_SESSIONS_PER_ORG", 0, 0, 1_000_000),
     proxyChecksConcurrentPerOrg: integer(env, "PROXY_CHECKS_CONCURRENT_PER_ORG", 4, 1, 1_000),
     proxyChecksPerMinutePerOrg: integer(env, "PROXY_CHECKS_PER_MINUTE_PER_ORG", 60, 1, 100_000),
+    proxyAllowedNetworks: networkList(env, "PROXY_ALLOWED_NETWORKS"),
     metricsPublic: boolean(env, "METRICS_PUBLIC", false),
   };
 }

@@ -83,6 +83,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       concurrent: config.proxyChecksConcurrentPerOrg,
       perMinute: config.proxyChecksPerMinutePerOrg,
     },
+    proxyAllowedNetworks: config.proxyAllowedNetworks,
     metricsPublic: config.metricsPublic,
   });
   // Slow clients are cut off. Node checks these timeouts only every connectionsCheckingInterval

@@ -53,3 +53,27 @@ describe("PUBLIC_URL", () => {
     },
   );
 });
+
+describe("PROXY_ALLOWED_NETWORKS", () => {
+  it("is empty by default", () => {
+    expect(loadConfig({}).proxyAllowedNetworks).toEqual([]);
+    expect(loadConfig({ PROXY_ALLOWED_NETWORKS: "" }).proxyAllowedNetworks).toEqual([]);
+  });
+
+  it("reads a comma-separated list of IPv4 and IPv6 networks, spaces allowed", () => {
+    expect(loadConfig({ PROXY_ALLOWED_NETWORKS: "127.0.0.0/8, ::1/128,10.0.0.5" }).proxyAllowedNetworks).toEqual([
+      { address: "127.0.0.0", prefix: 8, family: "ipv4" },
+      { address: "::1", prefix: 128, family: "ipv6" },
+      { address: "10.0.0.5", prefix: 32, family: "ipv4" },
+    ]);
+  });
+
+  it.each(["127.0.0.0/33", "localhost", "127.0.0.0/8 10.0.0.0/8", "fd00::/200"])(
+    "refuses the bad entry in %j, naming it",
+    (bad) => {
+      const load = () => loadConfig({ PROXY_ALLOWED_NETWORKS: `::1/128,${bad}` });
+      expect(load).toThrow(ConfigError);
+      expect(load).toThrow(`PROXY_ALLOWED_NETWORKS: "${bad}" is not an IPv4 or IPv6 network`);
+    },
+  );
+});

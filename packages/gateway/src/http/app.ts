@@ -7,6 +7,7 @@ import type { SessionLifecycle } from "../browsers/session-lifecycle.ts";
 import type { HostPool } from "../hosts/host-pool.ts";
 import type { Logger } from "../logger.ts";
 import { httpMetrics } from "../metrics/http-metrics.ts";
+import type { Network } from "../proxies/address-policy.ts";
 import { proxyRoutes } from "../proxies/routes.ts";
 import type { Store } from "../store/store.ts";
 import { noRoute } from "./api-router.ts";
@@ -34,6 +35,8 @@ export interface AppDeps {
   maxSessionsPerOrg: number;
   /** Proxy checks one organization may run at once, and start per minute, on this replica. */
   proxyChecksPerOrg: { concurrent: number; perMinute: number };
+  /** Networks a proxy check may connect to although the address policy refuses them by default. */
+  proxyAllowedNetworks: readonly Network[];
   /** Whether GET /metrics answers clients other than loopback ones. */
   metricsPublic: boolean;
 }

@@ -1,6 +1,7 @@
 import type { Principal } from "../auth/api-keys.ts";
 import { ApiError, notFound } from "../errors.ts";
 import type { ProxyRecord } from "../store/proxies.ts";
+import type { ProxyAddressPolicy } from "./address-policy.ts";
 import type { ProxyCheckLimits } from "./check-limits.ts";
 import { type ProbeOutcome, type ProxyEndpoint, probeProxy } from "./probe.ts";
 import { findProxy, type ProxyDeps, type SecretField, secretContext } from "./proxies.ts";
@@ -12,6 +13,8 @@ export const CHECK_TIMEOUT_MS = 10_000;
 
 export interface CheckDeps extends ProxyDeps {
   checkLimits: ProxyCheckLimits;
+  /** Where a check may connect (PROXY_ALLOWED_NETWORKS). */
+  addressPolicy: ProxyAddressPolicy;
 }
 
 export interface CheckResult {
@@ -57,7 +60,8 @@ function managedOutcome(proxy: ProxyRecord): ProbeOutcome {
  * Health check. Its status becomes the proxy's status only when it ran against
  * the default target: with a caller's url a failure may be the site's, not the
  * proxy's. last_checked and what the check learned of the IP address are kept either way.
- * A check the organization's limits refuse connects nowhere.
+ * A check the organization's limits refuse connects nowhere, nor does one of a proxy whose
+ * host resolves to an address the address policy refuses: that proxy is reported unavailable.
  */
 export async function checkProxy(
   deps: CheckDeps,
@@ -74,6 +78,7 @@ export async function checkProxy(
         ? await probeProxy(endpointOf(deps, proxy), target, {
             timeoutMs: CHECK_TIMEOUT_MS,
             targetEchoesIp: request.url === undefined,
+            addresses: deps.addressPolicy,
           })
         : managedOutcome(proxy);
     const status = outcome.available ? "available" : "unavailable";

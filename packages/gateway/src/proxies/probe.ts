@@ -1,7 +1,7 @@
-import { lookup } from "node:dns/promises";
 import http from "node:http";
 import net from "node:net";
 import tls from "node:tls";
+import type { ProxyAddressPolicy } from "./address-policy.ts";
 
 /** How to reach a custom proxy, secrets opened. */
 export interface ProxyEndpoint {
@@ -22,6 +22,8 @@ export interface ProbeOptions {
    * can reach, such as an internal metadata service, and must not end up in ip_address.
    */
   targetEchoesIp: boolean;
+  /** Which addresses the proxy's host may resolve to for the check to connect. */
+  addresses: ProxyAddressPolicy;
 }
 
 export interface ProbeOutcome {
@@ -173,12 +175,13 @@ async function fetchThrough(
 async function attempt(
   proxy: ProxyEndpoint,
   target: URL,
-  targetEchoesIp: boolean,
+  options: ProbeOptions,
   sockets: net.Socket[],
 ): Promise<ProbeOutcome> {
-  const address = net.isIP(proxy.host)
-    ? proxy.host
-    : await step(`cannot resolve ${proxy.host}`, async () => (await lookup(proxy.host)).address);
+  const decision = await step(`cannot resolve ${proxy.host}`, () => options.addresses.decide(proxy.host));
+  if (!decision.allowed) throw new ProbeFailure(decision.message);
+  // The address decided on, not the name: a second lookup could answer differently.
+  const { address } = decision;
   let socket = await step(`cannot connect to ${proxy.host}:${proxy.port}`, () =>
     connectTcp(address, proxy.port, sockets),
   );
@@ -195,13 +198,14 @@ async function attempt(
   const echoed = answer.body.trim();
   return {
     available: true,
-    ipAddress: targetEchoesIp && net.isIP(echoed) ? echoed : address,
+    ipAddress: options.targetEchoesIp && net.isIP(echoed) ? echoed : address,
     message: `reached ${target.origin} through the proxy (HTTP ${answer.status})`,
   };
 }
 
 /**
- * A real health check: resolve and TCP-connect to the proxy, speak TLS to it
+ * A real health check: resolve the proxy's host and connect only if the address policy allows
+ * what it resolved to (the TLS certificate is still checked against the host name), speak TLS to it
  * when its protocol is https, then fetch `target` through it.
  */
 export async function probeProxy(proxy: ProxyEndpoint, target: URL, options: ProbeOptions): Promise<ProbeOutcome> {
@@ -211,7 +215,7 @@ export async function probeProxy(proxy: ProxyEndpoint, target: URL, options: Pro
     timer = setTimeout(() => reject(new ProbeFailure(`no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
   });
   try {
-    return await Promise.race([attempt(proxy, target, options.targetEchoesIp, sockets), deadline]);
+    return await Promise.race([attempt(proxy, target, options, sockets), deadline]);
   } catch (error) {
     if (error instanceof ProbeFailure) return { available: false, message: error.message };
     throw error;

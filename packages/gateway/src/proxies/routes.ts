@@ -2,6 +2,7 @@ import { principalOf } from "../auth/require-auth.ts";
 import { ApiRouter, pathParam } from "../http/api-router.ts";
 import { PAGE_HEADERS, sendPage } from "../http/pagination.ts";
 import { parseInput } from "../http/validate.ts";
+import { type Network, ProxyAddressPolicy } from "./address-policy.ts";
 import { CHECK_TIMEOUT_MS, checkProxy } from "./check.ts";
 import { type CheckLimitSettings, ProxyCheckLimits } from "./check-limits.ts";
 import { createProxy, deleteProxy, getProxy, listProxies, type ProxyDeps, renameProxy } from "./proxies.ts";
@@ -15,9 +16,15 @@ function headerValue(text: string): string {
   return text.replace(/[^\x20-\x7e]/g, "?");
 }
 
-export function proxyRoutes(deps: ProxyDeps & { proxyChecksPerOrg: CheckLimitSettings }): ApiRouter {
+export function proxyRoutes(
+  deps: ProxyDeps & { proxyChecksPerOrg: CheckLimitSettings; proxyAllowedNetworks: readonly Network[] },
+): ApiRouter {
   const api = new ApiRouter();
-  const checkDeps = { ...deps, checkLimits: new ProxyCheckLimits(deps.proxyChecksPerOrg, CHECK_TIMEOUT_MS) };
+  const checkDeps = {
+    ...deps,
+    checkLimits: new ProxyCheckLimits(deps.proxyChecksPerOrg, CHECK_TIMEOUT_MS),
+    addressPolicy: new ProxyAddressPolicy(deps.proxyAllowedNetworks),
+  };
 
   api.add(
     {

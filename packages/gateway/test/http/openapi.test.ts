@@ -36,6 +36,7 @@ beforeAll(async () => {
     cdpUrls: new CdpUrls(new CdpTokens(randomBytes(32), 60), () => "ws://127.0.0.1:9"),
     maxSessionsPerOrg: 0,
     proxyChecksPerOrg: { concurrent: 4, perMinute: 60 },
+    proxyAllowedNetworks: [],
     metricsPublic: false,
   });
   server = await new Promise((resolve) => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../../../test/support/ports.ts";
+import { ProxyAddressPolicy } from "../../src/proxies/address-policy.ts";
 import { type ProxyEndpoint, probeProxy } from "../../src/proxies/probe.ts";
 import {
   ECHOED_IP,
@@ -11,7 +12,9 @@ import {
   TEST_TLS,
 } from "./loopback-proxy.ts";
 
-const OPTIONS = { timeoutMs: 5_000, targetEchoesIp: true };
+// The test proxies listen on loopback, which the default policy refuses.
+const LOOPBACK_ALLOWED = new ProxyAddressPolicy([{ address: "127.0.0.0", prefix: 8, family: "ipv4" }]);
+const OPTIONS = { timeoutMs: 5_000, targetEchoesIp: true, addresses: LOOPBACK_ALLOWED };
 const CREDENTIALS = { username: "probe-user", password: "probe-secret" };
 
 let site: Listening;
@@ -146,6 +149,19 @@ describe("probeProxy", () => {
       available: false,
       message: expect.stringContaining("TLS handshake with the proxy"),
     });
+  });
+
+  it("refuses a proxy on loopback under the default address policy, before sending it anything", async () => {
+    const before = plain.requests.length;
+    const outcome = await probeProxy(endpoint(plain), new URL(`${site.url}/page`), {
+      ...OPTIONS,
+      addresses: new ProxyAddressPolicy([]),
+    });
+    expect(outcome).toEqual({
+      available: false,
+      message: "the proxy's address is not allowed: loopback; see PROXY_ALLOWED_NETWORKS",
+    });
+    expect(plain.requests).toHaveLength(before);
   });
 
   it("reports a target that answers with an error status as unavailable, with that status", async () => {
