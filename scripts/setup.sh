@@ -93,6 +93,8 @@ check() {
     has xdotool || need xdotool "xdotool"
     has ip || need iproute2 "ip"
     { has mkfifo && has chown; } || need coreutils "mkfifo, chown"
+    # kubectl kustomize renders deploy/kubernetes's overlays offline (test/deploy).
+    has kubectl || need kubernetes-client "kubectl"
   fi
 }
 

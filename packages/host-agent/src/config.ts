@@ -25,6 +25,8 @@ export interface AgentConfig {
   maxPressDurationMs: number;
   /** How many presses may wait behind the running one. */
   maxQueuedPresses: number;
+  /** How long a stopping agent waits for its running session to end before ending it; 0: at once. */
+  drainTimeoutMs: number;
 }
 
 /** A configuration problem: the process prints it as one line and exits. */
@@ -53,6 +55,16 @@ function positiveInteger(env: NodeJS.ProcessEnv, variable: string, fallback: num
   const value = Number(raw);
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) {
     throw new ConfigError(`${variable} must be a positive whole number, got "${raw}"`);
+  }
+  return value;
+}
+
+function wholeNumber(env: NodeJS.ProcessEnv, variable: string, fallback: number): number {
+  const raw = env[variable];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value)) {
+    throw new ConfigError(`${variable} must be a whole number, got "${raw}"`);
   }
   return value;
 }
@@ -138,5 +150,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): AgentConfig {
     xvfbScreen,
     maxPressDurationMs: positiveInteger(env, "AGENT_MAX_PRESS_DURATION_MS", 300_000),
     maxQueuedPresses: positiveInteger(env, "AGENT_MAX_QUEUED_PRESSES", 32),
+    // 0 by default: under systemd (TimeoutStopSec=15s) and Docker (10 s before SIGKILL) there is
+    // no time to wait; Kubernetes' manifests give a grace period and set it.
+    drainTimeoutMs: wholeNumber(env, "AGENT_DRAIN_TIMEOUT_MS", 0),
   };
 }

@@ -171,9 +171,13 @@ async function stop(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   logger.info({ signal }, "shutting down");
-  // Gateways stop handing it sessions at their next check.
+  // Gateways stop handing it sessions at their next check; the slot refuses them from now on.
   server.setServing(false);
-  // The fence of the running session: its presses end, its keys come up, its browser and files go.
+  if (config.drainTimeoutMs > 0 && slot.currentSessionId !== undefined) {
+    logger.info({ sessionId: slot.currentSessionId, drainTimeoutMs: config.drainTimeoutMs }, "draining");
+  }
+  await slot.drain(config.drainTimeoutMs);
+  // The fence of the session still running: its presses end, its keys come up, its browser and files go.
   await slot.shutdown();
   await server.shutdown(SHUTDOWN_GRACE_MS);
   await metrics?.close();

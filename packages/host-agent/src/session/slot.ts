@@ -251,6 +251,18 @@ export class BrowserSlot {
     });
   }
 
+  /**
+   * Refuses new sessions from now on and waits up to graceMs for the running one, if any, to end by
+   * itself (its client deletes it, it idles out): a scale-down then ends no busy browser that
+   * finishes in time. shutdown() ends whatever still runs after it.
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.#shuttingDown = true;
+    const state = this.#state;
+    if (state.kind === "idle" || graceMs === 0) return;
+    await this.waitEnd(state.session.id, AbortSignal.timeout(graceMs)).catch(() => undefined);
+  }
+
   /** Ends the running session, if any, and the spare; new sessions are refused from now on. */
   async shutdown(): Promise<void> {
     this.#shuttingDown = true;
