@@ -10,13 +10,22 @@ import {
   type WaitSessionEndResponseSchema,
 } from "@browser-infra/contract";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { BrowserLaunchError, type BrowserSlot, SessionNotRunningError, SlotBusyError } from "../session/slot.ts";
+import {
+  BrowserLaunchError,
+  type BrowserSlot,
+  SessionNotRunningError,
+  ShuttingDownError,
+  SlotBusyError,
+} from "../session/slot.ts";
 
 /** The slot's errors as gRPC statuses; anything else stays an internal error. */
 export function slotRpcError(error: unknown): unknown {
   if (error instanceof SessionNotRunningError) return new RpcError(Code.ABORTED, error.message);
   if (error instanceof SlotBusyError) return new RpcError(Code.FAILED_PRECONDITION, error.message);
-  if (error instanceof BrowserLaunchError) return new RpcError(Code.UNAVAILABLE, error.message);
+  // Both take the host out of the gateways' pool at once (a host that cannot serve, not a busy one).
+  if (error instanceof BrowserLaunchError || error instanceof ShuttingDownError) {
+    return new RpcError(Code.UNAVAILABLE, error.message);
+  }
   return error;
 }
 

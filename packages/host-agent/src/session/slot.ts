@@ -28,6 +28,14 @@ export class SlotBusyError extends Error {
   }
 }
 
+/** The agent is stopping (or draining): it takes no session any more; the gateway should take another host. */
+export class ShuttingDownError extends Error {
+  constructor() {
+    super("the host agent is shutting down");
+    this.name = "ShuttingDownError";
+  }
+}
+
 /** Chromium could not be started for the session. */
 export class BrowserLaunchError extends Error {
   constructor(cause: unknown) {
@@ -131,7 +139,7 @@ export class BrowserSlot {
     if (this.#endings.has(sessionId)) {
       return Promise.reject(new SessionNotRunningError(sessionId, this.#endings.get(sessionId)));
     }
-    if (this.#shuttingDown) return Promise.reject(new SlotBusyError("the host agent is shutting down"));
+    if (this.#shuttingDown) return Promise.reject(new ShuttingDownError());
     if (state.kind === "stopping") {
       return Promise.reject(new SlotBusyError(`the host is still cleaning up after session ${state.session.id}`));
     }

@@ -424,7 +424,8 @@ export declare const HostAgent: GenService<{
    * launched now. Starting the session the agent already runs answers the same
    * again. Errors: FAILED_PRECONDITION (the agent runs another session, or is
    * still stopping one), UNAVAILABLE (Chromium could not be started; the
-   * agent's health turns NOT_SERVING until a launch works again), ABORTED (the
+   * agent's health turns NOT_SERVING until a launch works again; or the agent
+   * is shutting down or draining), ABORTED (the
    * session was stopped already, or while it started: a session runs once).
    *
    * @generated from rpc hostagent.v1.HostAgent.StartSession
