@@ -18,7 +18,11 @@ let client: Kernel;
 
 beforeAll(async () => {
   [site, proxyServer] = await Promise.all([startTargetSite(), startLoopbackProxy()]);
-  system = await startSystem({ store: "sqlite", gatewayEnv: { PROXY_CHECK_URL: `${site.url}/ip` } });
+  // The test's proxy listens on loopback, which a proxy check may reach only when allowed.
+  system = await startSystem({
+    store: "sqlite",
+    gatewayEnv: { PROXY_CHECK_URL: `${site.url}/ip`, PROXY_ALLOWED_NETWORKS: "127.0.0.0/8" },
+  });
   client = new Kernel({ apiKey: system.apiKey, baseURL: system.gateway.url });
 });
 
