@@ -142,6 +142,12 @@ if [ ${#unavailable[@]} -gt 0 ]; then
         "or name one in AGENT_CHROMIUM_PATH (npm start only: the tests use /usr/bin/chromium)" >&2
       ;;
   esac
+  case " ${unavailable[*]} " in
+    *" kubernetes-client "*)
+      echo "setup: put kubectl on PATH (Ubuntu: snap install kubectl --classic); the tests render" \
+        "deploy/kubernetes with kubectl kustomize" >&2
+      ;;
+  esac
   exit 1
 fi
 # Quiet: apt still prints warnings and errors, but not its progress, nor debconf's note that it
