@@ -1,4 +1,5 @@
 export { MAX_CDP_MESSAGE_BYTES, MAX_GRPC_MESSAGE_BYTES } from "./cdp.ts";
+export { CDP_HIGH_WATER_BYTES, type CdpMessageStream, CdpPump, type CdpSocket } from "./cdp-pump.ts";
 export * from "./gen/grpc/health/v1/health_pb.js";
 export * from "./gen/hostagent/v1/host_agent_pb.js";
 export {

@@ -49,22 +49,13 @@ const UNIX_SOCKET = /^unix:\/\S+$/;
 const XVFB_SCREEN = /^[1-9]\d{2,4}x[1-9]\d{2,4}x(8|15|16|24|30)$/;
 export const DEFAULT_CHROMIUM_PATH = "/usr/bin/chromium";
 
-function positiveInteger(env: NodeJS.ProcessEnv, variable: string, fallback: number): number {
+/** A whole number of at least min (1: "positive"), or fallback when unset. */
+function wholeNumber(env: NodeJS.ProcessEnv, variable: string, fallback: number, min: 0 | 1): number {
   const raw = env[variable];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) {
-    throw new ConfigError(`${variable} must be a positive whole number, got "${raw}"`);
-  }
-  return value;
-}
-
-function wholeNumber(env: NodeJS.ProcessEnv, variable: string, fallback: number): number {
-  const raw = env[variable];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value)) {
-    throw new ConfigError(`${variable} must be a whole number, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min) {
+    throw new ConfigError(`${variable} must be a ${min === 1 ? "positive " : ""}whole number, got "${raw}"`);
   }
   return value;
 }
@@ -148,10 +139,10 @@ export function loadConfig(env: NodeJS.ProcessEnv): AgentConfig {
     // systemd's StateDirectory= sets STATE_DIRECTORY; elsewhere a folder beside the working directory.
     dataDir: resolve(env.AGENT_DATA_DIR || env.STATE_DIRECTORY || "./data/host-agent"),
     xvfbScreen,
-    maxPressDurationMs: positiveInteger(env, "AGENT_MAX_PRESS_DURATION_MS", 300_000),
-    maxQueuedPresses: positiveInteger(env, "AGENT_MAX_QUEUED_PRESSES", 32),
+    maxPressDurationMs: wholeNumber(env, "AGENT_MAX_PRESS_DURATION_MS", 300_000, 1),
+    maxQueuedPresses: wholeNumber(env, "AGENT_MAX_QUEUED_PRESSES", 32, 1),
     // 0 by default: under systemd (TimeoutStopSec=15s) and Docker (10 s before SIGKILL) there is
     // no time to wait; Kubernetes' manifests give a grace period and set it.
-    drainTimeoutMs: wholeNumber(env, "AGENT_DRAIN_TIMEOUT_MS", 0),
+    drainTimeoutMs: wholeNumber(env, "AGENT_DRAIN_TIMEOUT_MS", 0, 0),
   };
 }

@@ -1,9 +1,9 @@
 import { EventEmitter } from "node:events";
-import { Code } from "@browser-infra/contract";
+import { Code, CDP_HIGH_WATER_BYTES as HIGH_WATER_BYTES } from "@browser-infra/contract";
 import { describe, expect, it } from "vitest";
 import type WebSocket from "ws";
 import type { CloseReason } from "../../src/browsers/cdp/close-reasons.ts";
-import { CdpConnection, type CdpStream, HIGH_WATER_BYTES } from "../../src/browsers/cdp/connection.ts";
+import { CdpConnection, type CdpStream } from "../../src/browsers/cdp/connection.ts";
 import type { BrowserSessionRecord } from "../../src/store/browser-sessions.ts";
 
 const MiB = 1024 * 1024;

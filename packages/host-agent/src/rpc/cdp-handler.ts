@@ -1,5 +1,6 @@
 import {
   type CallContext,
+  CdpPump,
   type CdpRequest,
   type CdpResponseSchema,
   Code,
@@ -13,13 +14,6 @@ import type { BrowserSlot } from "../session/slot.ts";
 import { slotRpcError } from "./session-handlers.ts";
 
 type CdpStream = ServerBidiStream<CdpRequest, MessageInitShape<typeof CdpResponseSchema>>;
-
-/**
- * How much may wait to be written on either side before the other side is paused: the gateway's
- * stream (HTTP/2 flow control takes it from there) or Chromium's socket. Memory per connection
- * stays bounded whichever side is slow.
- */
-const HIGH_WATER_BYTES = 4 * 1024 * 1024;
 
 /** The caller's first message (the session to attach to); the stream is left paused after it. */
 function firstMessage(stream: CdpStream, signal: AbortSignal): Promise<CdpRequest> {
@@ -45,14 +39,15 @@ function firstMessage(stream: CdpStream, signal: AbortSignal): Promise<CdpReques
 }
 
 /**
- * Carries CDP messages both ways until one side ends: the caller half-closes or cancels, Chromium
+ * Carries CDP messages both ways (each side paused while the other cannot keep up: see CdpPump)
+ * until one side ends: the caller half-closes or cancels, Chromium
  * closes its socket, or stop aborts (the session was fenced). Rejects with stop's reason or with
  * UNAVAILABLE when the socket fails; resolves otherwise.
  */
 function bridge(stream: CdpStream, socket: WebSocket, stop: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     let done = false;
-    let socketPaused = false;
+    const pump = new CdpPump(socket, stream, () => done);
     const finish = (error?: unknown) => {
       if (done) return;
       done = true;
@@ -63,26 +58,11 @@ function bridge(stream: CdpStream, socket: WebSocket, stop: AbortSignal): Promis
       if (error) reject(error);
       else resolve();
     };
-    const written = () => {
-      if (!done) stream.resume();
-    };
-    const onRequest = (request: CdpRequest) => {
-      // Only the message that fills Chromium's queue past the mark asks to hear when it is written:
-      // the stream is paused behind it, so by then Chromium has read everything.
-      const fills = socket.bufferedAmount + request.message.length > HIGH_WATER_BYTES;
-      socket.send(request.message, { binary: false }, fills ? written : undefined);
-      if (fills) stream.pause();
-    };
+    const onRequest = (request: CdpRequest) => pump.toSocket(request.message);
     const onEnd = () => finish();
     const onStop = () => finish(stop.reason);
     socket.on("message", (data: Buffer) => {
-      if (done || stream.write({ message: data }) || socketPaused) return;
-      socketPaused = true;
-      socket.pause();
-      stream.once("drain", () => {
-        socketPaused = false;
-        if (!done) socket.resume();
-      });
+      if (!done) pump.toStream(data);
     });
     socket.on("close", () => finish());
     socket.on("error", (error) =>

@@ -1,5 +1,5 @@
 import type { CdpRequestSchema, CdpResponse, ClientBidiStream } from "@browser-infra/contract";
-import { Code } from "@browser-infra/contract";
+import { CdpPump, Code } from "@browser-infra/contract";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceError } from "@grpc/grpc-js";
 import type WebSocket from "ws";
@@ -9,13 +9,6 @@ import { CLOSE_REASONS, type CloseReason, closeText } from "./close-reasons.ts";
 
 /** The gRPC stream to the session's agent that carries one DevTools connection. */
 export type CdpStream = ClientBidiStream<MessageInitShape<typeof CdpRequestSchema>, CdpResponse>;
-
-/**
- * Past this many bytes waiting to be written to the client, the agent's stream is paused (HTTP/2
- * flow control then holds the browser's side back) until the client has read all of it. What
- * waits for a client is therefore at most this plus one message.
- */
-export const HIGH_WATER_BYTES = 4 * 1024 * 1024;
 
 /** The registry writes a session's activity at most once a second; nearer reports would be dropped there. */
 const ACTIVITY_REPORT_MS = 1_000;
@@ -42,9 +35,9 @@ export class CdpConnection {
   /** When this connection last reported activity: the owner hears of it at most once a second. */
   #reportedActivityAt = Number.NEGATIVE_INFINITY;
   #answeredPing = true;
-  #clientPaused = false;
-  /** The agent's stream is paused because the client does not read: since which ping, if any. */
-  #backPressure: "none" | "since-now" | "since-last-ping" = "none";
+  readonly #pump: CdpPump;
+  /** The pump's hold of the agent's stream (the client not reading) that the previous ping saw. */
+  #heldAtLastPing: number | undefined;
 
   readonly #failedEarly: ServiceError | undefined;
 
@@ -65,6 +58,7 @@ export class CdpConnection {
     this.#stream = stream;
     this.#owner = owner;
     this.#failedEarly = failedEarly;
+    this.#pump = new CdpPump(ws, stream, () => this.#closed);
   }
 
   /** Called by the owner once it holds the connection, so that a close it reports finds it there. */
@@ -97,27 +91,14 @@ export class CdpConnection {
     if (this.#closed) return;
     cdpMetrics.toBrowser(data.length);
     this.#activity();
-    if (this.#stream.write({ message: data }) || this.#clientPaused) return;
-    this.#clientPaused = true;
-    this.#ws.pause();
-    this.#stream.once("drain", () => {
-      this.#clientPaused = false;
-      if (!this.#closed) this.#ws.resume();
-    });
+    this.#pump.toStream(data);
   }
 
   #toClient(message: Uint8Array): void {
     if (this.#closed) return;
     cdpMetrics.toClient(message.length);
     this.#activity();
-    // Only the message that fills the queue past the mark asks to hear when it is written: the
-    // stream is paused behind it, so by then the client has read everything.
-    const fills = this.#ws.bufferedAmount + message.length > HIGH_WATER_BYTES;
-    this.#ws.send(message, { binary: false }, fills ? this.#written : undefined);
-    if (fills) {
-      this.#backPressure = "since-now";
-      this.#stream.pause();
-    }
+    this.#pump.toSocket(message);
   }
 
   #activity(): void {
@@ -127,15 +108,9 @@ export class CdpConnection {
     this.#owner.activity(this.session);
   }
 
-  readonly #written = (): void => {
-    if (this.#closed || this.#backPressure === "none") return;
-    this.#backPressure = "none";
-    this.#stream.resume();
-  };
-
   /**
    * Called by the ping loop. A socket that did not answer the previous ping is cut off, and so is
-   * a client that left the agent's stream paused (more than HIGH_WATER_BYTES unread) from one
+   * a client that left the agent's stream paused (more than CDP_HIGH_WATER_BYTES unread) from one
    * ping to the next: the queue is full for that long, and the browser's side is held back.
    */
   ping(): void {
@@ -144,11 +119,12 @@ export class CdpConnection {
       this.close("ping_timeout");
       return;
     }
-    if (this.#backPressure === "since-last-ping") {
+    const held = this.#pump.heldBack;
+    if (held !== undefined && held === this.#heldAtLastPing) {
       this.close("slow_client");
       return;
     }
-    if (this.#backPressure === "since-now") this.#backPressure = "since-last-ping";
+    this.#heldAtLastPing = held;
     this.#answeredPing = false;
     this.#ws.ping();
   }
