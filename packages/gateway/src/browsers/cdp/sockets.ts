@@ -72,13 +72,17 @@ export class CdpSockets implements ConnectionOwner {
     const now = Date.now();
     if (now - (this.#touchedAt.get(session.id) ?? 0) < TOUCH_INTERVAL_MS) return;
     this.#touchedAt.set(session.id, now);
-    this.#store.browserSessions.touch(session, new Date(now).toISOString()).then(
-      (active) => {
-        if (!active) this.closeSession(session.id, `browser session ${session.id} has ended`);
-      },
-      (error: unknown) =>
+    this.#store.browserSessions
+      .touch(session, new Date(now).toISOString())
+      .then(async (active) => {
+        if (active) return;
+        // Ended by some replica meanwhile: its sockets hear why, as from the agent's fence.
+        const ended = await this.#store.browserSessions.find(session.organizationId, session.id, true);
+        this.closeSession(session.id, `browser session ${session.id} ended: ${ended?.endReason ?? "unknown"}`);
+      })
+      .catch((error: unknown) =>
         this.#logger.warn({ err: error, sessionId: session.id }, "could not record the session's CDP activity"),
-    );
+      );
   }
 
   /** Closes every socket of the session (it ended) with its reason. */
