@@ -17,6 +17,10 @@ import { b6Replicas } from "./b6-replicas.ts";
 import { b7SessionReady } from "./b7-session-ready.ts";
 import { b8IdleAgentMemory } from "./b8-idle-agent-memory.ts";
 import { b9CdpRoundTrip } from "./b9-cdp-round-trip.ts";
+import { b11Screenshot } from "./b11-screenshot.ts";
+import { b12TypeText } from "./b12-type-text.ts";
+import { b13Click } from "./b13-click.ts";
+import { b14ProxyPageLoad } from "./b14-proxy-page-load.ts";
 import { type BenchContext, type BenchOutcome, type EarlierRun, FULL, SkipBenchmark, SMOKE } from "./lib/bench.ts";
 import { summarizeProfile } from "./lib/cpu-profile.ts";
 import { BenchEnvironment } from "./lib/environment.ts";
@@ -57,6 +61,10 @@ const benchmarks: { id: string; run: (ctx: BenchContext) => Promise<BenchOutcome
   { id: "B8", run: b8IdleAgentMemory },
   // After B8, which reports B7's agent idle: one more session on it, CDP through the gateway and direct.
   { id: "B9", run: b9CdpRoundTrip },
+  { id: "B11", run: b11Screenshot },
+  { id: "B12", run: b12TypeText },
+  { id: "B13", run: b13Click },
+  { id: "B14", run: b14ProxyPageLoad },
 ];
 
 const started = performance.now();

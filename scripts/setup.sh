@@ -72,6 +72,9 @@ check() {
       need fonts-noto-color-emoji "/usr/share/fonts/truetype/noto/NotoColorEmoji.ttf"
     # xdpyinfo: whether an X display answers.
     has xdpyinfo || need x11-utils "xdpyinfo"
+    # setxkbmap and the layouts it loads: AGENT_KEYBOARD_LAYOUT sets the agent's display's layout.
+    has setxkbmap || need x11-xkb-utils "setxkbmap"
+    [ -d /usr/share/X11/xkb/symbols ] || need xkb-data "/usr/share/X11/xkb/symbols"
     # unshare: the host agent tries `unshare --user true` to learn whether Chromium's sandbox can
     # work here (without it, Chromium always runs unsandboxed); runuser: the tests run PostgreSQL
     # as its own user when they run as root.
@@ -91,6 +94,9 @@ check() {
     # xdotool: the benchmarks' baseline (.ci/run runs them after the tests); ip: the network
     # partition tests' namespaces; mkfifo, chown: file_info's and PostgreSQL's test set-up.
     has xdotool || need xdotool "xdotool"
+    # xwd piped to pnmtopng: the screenshot benchmark's shell-out baseline.
+    has xwd || need x11-apps "xwd"
+    { has xwdtopnm && has pnmtopng; } || need netpbm "xwdtopnm, pnmtopng"
     has ip || need iproute2 "ip"
     { has mkfifo && has chown; } || need coreutils "mkfifo, chown"
     # kubectl kustomize renders deploy/kubernetes's overlays offline (test/deploy).

@@ -6,12 +6,17 @@ import { parseInput } from "../http/validate.ts";
 import { BrowserCreateBody, type CreateSessionDeps, createSession } from "./create-session.ts";
 import { deleteSession } from "./delete-session.ts";
 import { FileInfoQuery, FileInfoRecord, getFileInfo } from "./file-info.ts";
+import { addFsRoutes } from "./fs/routes.ts";
 import { BrowserRetrieveQuery, getSession } from "./get-session.ts";
+import { addInputRoutes } from "./input/routes.ts";
 import { BrowserListQuery, listSessions } from "./list-sessions.ts";
 import { type PressKeyDeps, pressKey, pressKeyBody } from "./press-key.ts";
+import { addScreenRoutes } from "./screen/routes.ts";
 import { BrowserSession } from "./session-record.ts";
 
-export function browserRoutes(deps: PressKeyDeps & CreateSessionDeps): ApiRouter {
+export type BrowserRouteDeps = PressKeyDeps & CreateSessionDeps;
+
+export function browserRoutes(deps: BrowserRouteDeps): ApiRouter {
   const api = new ApiRouter();
   const PressKeyBody = pressKeyBody(deps.maxPressDurationMs);
 
@@ -126,5 +131,8 @@ export function browserRoutes(deps: PressKeyDeps & CreateSessionDeps): ApiRouter
     },
   );
 
+  addScreenRoutes(api, deps);
+  addInputRoutes(api, deps);
+  addFsRoutes(api, deps);
   return api;
 }

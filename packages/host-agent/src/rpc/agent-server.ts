@@ -12,8 +12,11 @@ import { recordRpcCall } from "../metrics/rpc-metrics.ts";
 import type { BrowserSlot } from "../session/slot.ts";
 import { cdpHandler } from "./cdp-handler.ts";
 import { fileInfoHandler } from "./file-info-handler.ts";
+import { fsHandlers } from "./fs-handlers.ts";
+import { inputHandlers } from "./mouse-handlers.ts";
 import { pressKeyHandler } from "./press-key-handler.ts";
 import { addReflection } from "./reflection.ts";
+import { screenshotHandlers } from "./screenshot-handler.ts";
 import { sessionHandlers } from "./session-handlers.ts";
 
 /**
@@ -75,6 +78,9 @@ export async function startAgentServer(
       ),
       describe: () => describeHost(config, slot, logger),
       cdp: cdpHandler(slot),
+      ...screenshotHandlers(slot),
+      ...inputHandlers({ keyboard: deps.keyboard, slot }),
+      ...fsHandlers(slot),
     },
     {
       onCallEnd: (context, outcome) => {

@@ -52,7 +52,7 @@ interface Session {
   endReason: string | undefined;
   /** WaitSessionEnd calls waiting for it to end; each removes itself when its call is cancelled. */
   waiters: Set<(reason: string) => void>;
-  /** Open DevTools connections, closed first thing when the session is fenced; each removes itself when it ends. */
+  /** Work tied to the session (see hold()), ended first thing when it is fenced; each removes itself when it ends. */
   attachments: Set<(reason: string) => void>;
 }
 
@@ -232,8 +232,20 @@ export class BrowserSlot {
     this.require(sessionId);
     const { session } = this.#state as State & { kind: "running" };
     if (!session.browser) throw new SessionNotRunningError(sessionId, "this host runs no browser");
+    return { cdpWsUrl: session.browser.cdpWsUrl, detach: this.hold(sessionId, onEnd) };
+  }
+
+  /**
+   * Ties work in progress to the running session (a DevTools connection, a file being written):
+   * onEnd is called with the reason first thing when the session is fenced, before its browser is
+   * killed. Returns the release, for work that ended by itself. Throws SessionNotRunningError
+   * unless the session runs.
+   */
+  hold(sessionId: string, onEnd: (reason: string) => void): () => void {
+    this.require(sessionId);
+    const { session } = this.#state as State & { kind: "running" };
     session.attachments.add(onEnd);
-    return { cdpWsUrl: session.browser.cdpWsUrl, detach: () => session.attachments.delete(onEnd) };
+    return () => session.attachments.delete(onEnd);
   }
 
   /** Resolves with the reason once the session no longer runs (at once when it does not); rejects when signal aborts. */

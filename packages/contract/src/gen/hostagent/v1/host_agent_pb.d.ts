@@ -406,6 +406,726 @@ export declare type CdpResponse = Message<"hostagent.v1.CdpResponse"> & {
 export declare const CdpResponseSchema: GenMessage<CdpResponse>;
 
 /**
+ * @generated from message hostagent.v1.Region
+ */
+export declare type Region = Message<"hostagent.v1.Region"> & {
+  /**
+   * @generated from field: uint32 x = 1;
+   */
+  x: number;
+
+  /**
+   * @generated from field: uint32 y = 2;
+   */
+  y: number;
+
+  /**
+   * @generated from field: uint32 width = 3;
+   */
+  width: number;
+
+  /**
+   * @generated from field: uint32 height = 4;
+   */
+  height: number;
+};
+
+/**
+ * Describes the message hostagent.v1.Region.
+ * Use `create(RegionSchema)` to create a new message.
+ */
+export declare const RegionSchema: GenMessage<Region>;
+
+/**
+ * @generated from message hostagent.v1.CaptureScreenshotRequest
+ */
+export declare type CaptureScreenshotRequest = Message<"hostagent.v1.CaptureScreenshotRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * Absent: the whole screen.
+   *
+   * @generated from field: optional hostagent.v1.Region region = 2;
+   */
+  region?: Region | undefined;
+};
+
+/**
+ * Describes the message hostagent.v1.CaptureScreenshotRequest.
+ * Use `create(CaptureScreenshotRequestSchema)` to create a new message.
+ */
+export declare const CaptureScreenshotRequestSchema: GenMessage<CaptureScreenshotRequest>;
+
+/**
+ * @generated from message hostagent.v1.CaptureScreenshotResponse
+ */
+export declare type CaptureScreenshotResponse = Message<"hostagent.v1.CaptureScreenshotResponse"> & {
+  /**
+   * The image, PNG-encoded.
+   *
+   * @generated from field: bytes png = 1;
+   */
+  png: Uint8Array;
+
+  /**
+   * @generated from field: uint32 width = 2;
+   */
+  width: number;
+
+  /**
+   * @generated from field: uint32 height = 3;
+   */
+  height: number;
+};
+
+/**
+ * Describes the message hostagent.v1.CaptureScreenshotResponse.
+ * Use `create(CaptureScreenshotResponseSchema)` to create a new message.
+ */
+export declare const CaptureScreenshotResponseSchema: GenMessage<CaptureScreenshotResponse>;
+
+/**
+ * @generated from message hostagent.v1.Point
+ */
+export declare type Point = Message<"hostagent.v1.Point"> & {
+  /**
+   * @generated from field: int32 x = 1;
+   */
+  x: number;
+
+  /**
+   * @generated from field: int32 y = 2;
+   */
+  y: number;
+};
+
+/**
+ * Describes the message hostagent.v1.Point.
+ * Use `create(PointSchema)` to create a new message.
+ */
+export declare const PointSchema: GenMessage<Point>;
+
+/**
+ * @generated from message hostagent.v1.MoveMouseRequest
+ */
+export declare type MoveMouseRequest = Message<"hostagent.v1.MoveMouseRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: int32 x = 2;
+   */
+  x: number;
+
+  /**
+   * @generated from field: int32 y = 3;
+   */
+  y: number;
+
+  /**
+   * Along a human-like curve rather than at once.
+   *
+   * @generated from field: bool smooth = 4;
+   */
+  smooth: boolean;
+
+  /**
+   * With smooth: how long the movement takes; 0: from the distance.
+   *
+   * @generated from field: uint32 duration_ms = 5;
+   */
+  durationMs: number;
+
+  /**
+   * @generated from field: repeated string hold_keys = 6;
+   */
+  holdKeys: string[];
+};
+
+/**
+ * Describes the message hostagent.v1.MoveMouseRequest.
+ * Use `create(MoveMouseRequestSchema)` to create a new message.
+ */
+export declare const MoveMouseRequestSchema: GenMessage<MoveMouseRequest>;
+
+/**
+ * @generated from message hostagent.v1.ClickMouseRequest
+ */
+export declare type ClickMouseRequest = Message<"hostagent.v1.ClickMouseRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: int32 x = 2;
+   */
+  x: number;
+
+  /**
+   * @generated from field: int32 y = 3;
+   */
+  y: number;
+
+  /**
+   * "left" (empty), "right", "middle", "back", "forward".
+   *
+   * @generated from field: string button = 4;
+   */
+  button: string;
+
+  /**
+   * "click" (empty), "down", "up".
+   *
+   * @generated from field: string click_type = 5;
+   */
+  clickType: string;
+
+  /**
+   * 0: one.
+   *
+   * @generated from field: uint32 num_clicks = 6;
+   */
+  numClicks: number;
+
+  /**
+   * @generated from field: repeated string hold_keys = 7;
+   */
+  holdKeys: string[];
+};
+
+/**
+ * Describes the message hostagent.v1.ClickMouseRequest.
+ * Use `create(ClickMouseRequestSchema)` to create a new message.
+ */
+export declare const ClickMouseRequestSchema: GenMessage<ClickMouseRequest>;
+
+/**
+ * @generated from message hostagent.v1.DragMouseRequest
+ */
+export declare type DragMouseRequest = Message<"hostagent.v1.DragMouseRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * At least two points.
+   *
+   * @generated from field: repeated hostagent.v1.Point path = 2;
+   */
+  path: Point[];
+
+  /**
+   * "left" (empty), "middle", "right".
+   *
+   * @generated from field: string button = 3;
+   */
+  button: string;
+
+  /**
+   * Between the button going down and the first move.
+   *
+   * @generated from field: uint32 delay_ms = 4;
+   */
+  delayMs: number;
+
+  /**
+   * @generated from field: uint32 duration_ms = 5;
+   */
+  durationMs: number;
+
+  /**
+   * @generated from field: repeated string hold_keys = 6;
+   */
+  holdKeys: string[];
+
+  /**
+   * @generated from field: bool smooth = 7;
+   */
+  smooth: boolean;
+
+  /**
+   * @generated from field: uint32 step_delay_ms = 8;
+   */
+  stepDelayMs: number;
+
+  /**
+   * 0: the default.
+   *
+   * @generated from field: uint32 steps_per_segment = 9;
+   */
+  stepsPerSegment: number;
+};
+
+/**
+ * Describes the message hostagent.v1.DragMouseRequest.
+ * Use `create(DragMouseRequestSchema)` to create a new message.
+ */
+export declare const DragMouseRequestSchema: GenMessage<DragMouseRequest>;
+
+/**
+ * @generated from message hostagent.v1.ScrollRequest
+ */
+export declare type ScrollRequest = Message<"hostagent.v1.ScrollRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: int32 x = 2;
+   */
+  x: number;
+
+  /**
+   * @generated from field: int32 y = 3;
+   */
+  y: number;
+
+  /**
+   * Wheel clicks: positive right / down.
+   *
+   * @generated from field: int32 delta_x = 4;
+   */
+  deltaX: number;
+
+  /**
+   * @generated from field: int32 delta_y = 5;
+   */
+  deltaY: number;
+
+  /**
+   * @generated from field: repeated string hold_keys = 6;
+   */
+  holdKeys: string[];
+};
+
+/**
+ * Describes the message hostagent.v1.ScrollRequest.
+ * Use `create(ScrollRequestSchema)` to create a new message.
+ */
+export declare const ScrollRequestSchema: GenMessage<ScrollRequest>;
+
+/**
+ * @generated from message hostagent.v1.MoveMouseResponse
+ */
+export declare type MoveMouseResponse = Message<"hostagent.v1.MoveMouseResponse"> & {
+};
+
+/**
+ * Describes the message hostagent.v1.MoveMouseResponse.
+ * Use `create(MoveMouseResponseSchema)` to create a new message.
+ */
+export declare const MoveMouseResponseSchema: GenMessage<MoveMouseResponse>;
+
+/**
+ * @generated from message hostagent.v1.ClickMouseResponse
+ */
+export declare type ClickMouseResponse = Message<"hostagent.v1.ClickMouseResponse"> & {
+};
+
+/**
+ * Describes the message hostagent.v1.ClickMouseResponse.
+ * Use `create(ClickMouseResponseSchema)` to create a new message.
+ */
+export declare const ClickMouseResponseSchema: GenMessage<ClickMouseResponse>;
+
+/**
+ * @generated from message hostagent.v1.DragMouseResponse
+ */
+export declare type DragMouseResponse = Message<"hostagent.v1.DragMouseResponse"> & {
+};
+
+/**
+ * Describes the message hostagent.v1.DragMouseResponse.
+ * Use `create(DragMouseResponseSchema)` to create a new message.
+ */
+export declare const DragMouseResponseSchema: GenMessage<DragMouseResponse>;
+
+/**
+ * @generated from message hostagent.v1.ScrollResponse
+ */
+export declare type ScrollResponse = Message<"hostagent.v1.ScrollResponse"> & {
+};
+
+/**
+ * Describes the message hostagent.v1.ScrollResponse.
+ * Use `create(ScrollResponseSchema)` to create a new message.
+ */
+export declare const ScrollResponseSchema: GenMessage<ScrollResponse>;
+
+/**
+ * @generated from message hostagent.v1.GetMousePositionRequest
+ */
+export declare type GetMousePositionRequest = Message<"hostagent.v1.GetMousePositionRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+};
+
+/**
+ * Describes the message hostagent.v1.GetMousePositionRequest.
+ * Use `create(GetMousePositionRequestSchema)` to create a new message.
+ */
+export declare const GetMousePositionRequestSchema: GenMessage<GetMousePositionRequest>;
+
+/**
+ * @generated from message hostagent.v1.GetMousePositionResponse
+ */
+export declare type GetMousePositionResponse = Message<"hostagent.v1.GetMousePositionResponse"> & {
+  /**
+   * @generated from field: int32 x = 1;
+   */
+  x: number;
+
+  /**
+   * @generated from field: int32 y = 2;
+   */
+  y: number;
+};
+
+/**
+ * Describes the message hostagent.v1.GetMousePositionResponse.
+ * Use `create(GetMousePositionResponseSchema)` to create a new message.
+ */
+export declare const GetMousePositionResponseSchema: GenMessage<GetMousePositionResponse>;
+
+/**
+ * @generated from message hostagent.v1.TypeTextRequest
+ */
+export declare type TypeTextRequest = Message<"hostagent.v1.TypeTextRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: string text = 2;
+   */
+  text: string;
+
+  /**
+   * Between characters; 0: none.
+   *
+   * @generated from field: uint32 delay_ms = 3;
+   */
+  delayMs: number;
+};
+
+/**
+ * Describes the message hostagent.v1.TypeTextRequest.
+ * Use `create(TypeTextRequestSchema)` to create a new message.
+ */
+export declare const TypeTextRequestSchema: GenMessage<TypeTextRequest>;
+
+/**
+ * @generated from message hostagent.v1.TypeTextResponse
+ */
+export declare type TypeTextResponse = Message<"hostagent.v1.TypeTextResponse"> & {
+};
+
+/**
+ * Describes the message hostagent.v1.TypeTextResponse.
+ * Use `create(TypeTextResponseSchema)` to create a new message.
+ */
+export declare const TypeTextResponseSchema: GenMessage<TypeTextResponse>;
+
+/**
+ * @generated from message hostagent.v1.ListFilesRequest
+ */
+export declare type ListFilesRequest = Message<"hostagent.v1.ListFilesRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * An absolute path to a directory.
+   *
+   * @generated from field: string path = 2;
+   */
+  path: string;
+};
+
+/**
+ * Describes the message hostagent.v1.ListFilesRequest.
+ * Use `create(ListFilesRequestSchema)` to create a new message.
+ */
+export declare const ListFilesRequestSchema: GenMessage<ListFilesRequest>;
+
+/**
+ * @generated from message hostagent.v1.ListFilesResponse
+ */
+export declare type ListFilesResponse = Message<"hostagent.v1.ListFilesResponse"> & {
+  /**
+   * The directory's entries, as FileInfo reports each.
+   *
+   * @generated from field: repeated hostagent.v1.FileInfoResponse files = 1;
+   */
+  files: FileInfoResponse[];
+};
+
+/**
+ * Describes the message hostagent.v1.ListFilesResponse.
+ * Use `create(ListFilesResponseSchema)` to create a new message.
+ */
+export declare const ListFilesResponseSchema: GenMessage<ListFilesResponse>;
+
+/**
+ * @generated from message hostagent.v1.ReadFileRequest
+ */
+export declare type ReadFileRequest = Message<"hostagent.v1.ReadFileRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: string path = 2;
+   */
+  path: string;
+};
+
+/**
+ * Describes the message hostagent.v1.ReadFileRequest.
+ * Use `create(ReadFileRequestSchema)` to create a new message.
+ */
+export declare const ReadFileRequestSchema: GenMessage<ReadFileRequest>;
+
+/**
+ * @generated from message hostagent.v1.ReadFileResponse
+ */
+export declare type ReadFileResponse = Message<"hostagent.v1.ReadFileResponse"> & {
+  /**
+   * The file's size when it was opened: on the first message only.
+   *
+   * @generated from field: int64 size_bytes = 1;
+   */
+  sizeBytes: bigint;
+
+  /**
+   * The next piece of the file; empty on the first message.
+   *
+   * @generated from field: bytes chunk = 2;
+   */
+  chunk: Uint8Array;
+};
+
+/**
+ * Describes the message hostagent.v1.ReadFileResponse.
+ * Use `create(ReadFileResponseSchema)` to create a new message.
+ */
+export declare const ReadFileResponseSchema: GenMessage<ReadFileResponse>;
+
+/**
+ * @generated from message hostagent.v1.WriteFileRequest
+ */
+export declare type WriteFileRequest = Message<"hostagent.v1.WriteFileRequest"> & {
+  /**
+   * The first message: session and path (and mode), no chunk.
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * Octal permission bits such as "0644"; empty: "0644".
+   *
+   * @generated from field: string mode = 3;
+   */
+  mode: string;
+
+  /**
+   * Every further message: the next piece of the file.
+   *
+   * @generated from field: bytes chunk = 4;
+   */
+  chunk: Uint8Array;
+};
+
+/**
+ * Describes the message hostagent.v1.WriteFileRequest.
+ * Use `create(WriteFileRequestSchema)` to create a new message.
+ */
+export declare const WriteFileRequestSchema: GenMessage<WriteFileRequest>;
+
+/**
+ * @generated from message hostagent.v1.WriteFileResponse
+ */
+export declare type WriteFileResponse = Message<"hostagent.v1.WriteFileResponse"> & {
+  /**
+   * @generated from field: int64 size_bytes = 1;
+   */
+  sizeBytes: bigint;
+};
+
+/**
+ * Describes the message hostagent.v1.WriteFileResponse.
+ * Use `create(WriteFileResponseSchema)` to create a new message.
+ */
+export declare const WriteFileResponseSchema: GenMessage<WriteFileResponse>;
+
+/**
+ * @generated from message hostagent.v1.DeleteFileRequest
+ */
+export declare type DeleteFileRequest = Message<"hostagent.v1.DeleteFileRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: string path = 2;
+   */
+  path: string;
+};
+
+/**
+ * Describes the message hostagent.v1.DeleteFileRequest.
+ * Use `create(DeleteFileRequestSchema)` to create a new message.
+ */
+export declare const DeleteFileRequestSchema: GenMessage<DeleteFileRequest>;
+
+/**
+ * @generated from message hostagent.v1.DeleteFileResponse
+ */
+export declare type DeleteFileResponse = Message<"hostagent.v1.DeleteFileResponse"> & {
+};
+
+/**
+ * Describes the message hostagent.v1.DeleteFileResponse.
+ * Use `create(DeleteFileResponseSchema)` to create a new message.
+ */
+export declare const DeleteFileResponseSchema: GenMessage<DeleteFileResponse>;
+
+/**
+ * @generated from message hostagent.v1.DeleteDirectoryRequest
+ */
+export declare type DeleteDirectoryRequest = Message<"hostagent.v1.DeleteDirectoryRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * Deleted with everything in it.
+   *
+   * @generated from field: string path = 2;
+   */
+  path: string;
+};
+
+/**
+ * Describes the message hostagent.v1.DeleteDirectoryRequest.
+ * Use `create(DeleteDirectoryRequestSchema)` to create a new message.
+ */
+export declare const DeleteDirectoryRequestSchema: GenMessage<DeleteDirectoryRequest>;
+
+/**
+ * @generated from message hostagent.v1.DeleteDirectoryResponse
+ */
+export declare type DeleteDirectoryResponse = Message<"hostagent.v1.DeleteDirectoryResponse"> & {
+};
+
+/**
+ * Describes the message hostagent.v1.DeleteDirectoryResponse.
+ * Use `create(DeleteDirectoryResponseSchema)` to create a new message.
+ */
+export declare const DeleteDirectoryResponseSchema: GenMessage<DeleteDirectoryResponse>;
+
+/**
+ * @generated from message hostagent.v1.CreateDirectoryRequest
+ */
+export declare type CreateDirectoryRequest = Message<"hostagent.v1.CreateDirectoryRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * Created with its missing parents.
+   *
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * Octal permission bits such as "0755"; empty: "0755".
+   *
+   * @generated from field: string mode = 3;
+   */
+  mode: string;
+};
+
+/**
+ * Describes the message hostagent.v1.CreateDirectoryRequest.
+ * Use `create(CreateDirectoryRequestSchema)` to create a new message.
+ */
+export declare const CreateDirectoryRequestSchema: GenMessage<CreateDirectoryRequest>;
+
+/**
+ * @generated from message hostagent.v1.CreateDirectoryResponse
+ */
+export declare type CreateDirectoryResponse = Message<"hostagent.v1.CreateDirectoryResponse"> & {
+};
+
+/**
+ * Describes the message hostagent.v1.CreateDirectoryResponse.
+ * Use `create(CreateDirectoryResponseSchema)` to create a new message.
+ */
+export declare const CreateDirectoryResponseSchema: GenMessage<CreateDirectoryResponse>;
+
+/**
+ * @generated from message hostagent.v1.MoveFileRequest
+ */
+export declare type MoveFileRequest = Message<"hostagent.v1.MoveFileRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: string src_path = 2;
+   */
+  srcPath: string;
+
+  /**
+   * @generated from field: string dest_path = 3;
+   */
+  destPath: string;
+};
+
+/**
+ * Describes the message hostagent.v1.MoveFileRequest.
+ * Use `create(MoveFileRequestSchema)` to create a new message.
+ */
+export declare const MoveFileRequestSchema: GenMessage<MoveFileRequest>;
+
+/**
+ * @generated from message hostagent.v1.MoveFileResponse
+ */
+export declare type MoveFileResponse = Message<"hostagent.v1.MoveFileResponse"> & {
+};
+
+/**
+ * Describes the message hostagent.v1.MoveFileResponse.
+ * Use `create(MoveFileResponseSchema)` to create a new message.
+ */
+export declare const MoveFileResponseSchema: GenMessage<MoveFileResponse>;
+
+/**
  * HostAgent runs on every browser host. One agent is one browser slot: one X
  * display (or none: headless), at most one browser session at a time, and
  * that session's own Chromium. The gateway is its only caller; it is the only
@@ -521,6 +1241,141 @@ export declare const HostAgent: GenService<{
     methodKind: "bidi_streaming";
     input: typeof CdpRequestSchema;
     output: typeof CdpResponseSchema;
+  },
+  /**
+   * CaptureScreenshot answers a PNG of the session's screen, or of a region
+   * of it: from the X server (GetImage), or through CDP when the browser runs
+   * headless. Errors: INVALID_ARGUMENT (a region not inside the screen),
+   * ABORTED (not the session this agent runs).
+   *
+   * @generated from rpc hostagent.v1.HostAgent.CaptureScreenshot
+   */
+  captureScreenshot: {
+    methodKind: "unary";
+    input: typeof CaptureScreenshotRequestSchema;
+    output: typeof CaptureScreenshotResponseSchema;
+  },
+  /**
+   * The mouse, through XTEST on the host's display, serialized with the
+   * keyboard's input: MoveMouse, ClickMouse, DragMouse and Scroll answer once
+   * the X server has processed every event, and no button or key is left
+   * down after them, whatever happened. Cancelling a call releases what it
+   * pressed. Errors as PressKey's.
+   *
+   * @generated from rpc hostagent.v1.HostAgent.MoveMouse
+   */
+  moveMouse: {
+    methodKind: "unary";
+    input: typeof MoveMouseRequestSchema;
+    output: typeof MoveMouseResponseSchema;
+  },
+  /**
+   * @generated from rpc hostagent.v1.HostAgent.ClickMouse
+   */
+  clickMouse: {
+    methodKind: "unary";
+    input: typeof ClickMouseRequestSchema;
+    output: typeof ClickMouseResponseSchema;
+  },
+  /**
+   * @generated from rpc hostagent.v1.HostAgent.DragMouse
+   */
+  dragMouse: {
+    methodKind: "unary";
+    input: typeof DragMouseRequestSchema;
+    output: typeof DragMouseResponseSchema;
+  },
+  /**
+   * @generated from rpc hostagent.v1.HostAgent.Scroll
+   */
+  scroll: {
+    methodKind: "unary";
+    input: typeof ScrollRequestSchema;
+    output: typeof ScrollResponseSchema;
+  },
+  /**
+   * @generated from rpc hostagent.v1.HostAgent.GetMousePosition
+   */
+  getMousePosition: {
+    methodKind: "unary";
+    input: typeof GetMousePositionRequestSchema;
+    output: typeof GetMousePositionResponseSchema;
+  },
+  /**
+   * TypeText types any Unicode text on the host's display, whatever its
+   * keyboard layout; characters without a key in the layout are typed through
+   * a spare keycode. Errors as PressKey's.
+   *
+   * @generated from rpc hostagent.v1.HostAgent.TypeText
+   */
+  typeText: {
+    methodKind: "unary";
+    input: typeof TypeTextRequestSchema;
+    output: typeof TypeTextResponseSchema;
+  },
+  /**
+   * Files on the host, with FileInfo's path rules and errors (and
+   * ALREADY_EXISTS, FAILED_PRECONDITION for a directory where a file is
+   * expected or the reverse). ReadFile and WriteFile are streams of chunks;
+   * the contract's streams are all bidirectional (see Cdp): ReadFile's caller
+   * sends one request and half-closes; WriteFile's caller sends the header
+   * (session and path), then the chunks, then half-closes, and the agent
+   * answers once with the size written.
+   *
+   * @generated from rpc hostagent.v1.HostAgent.ListFiles
+   */
+  listFiles: {
+    methodKind: "unary";
+    input: typeof ListFilesRequestSchema;
+    output: typeof ListFilesResponseSchema;
+  },
+  /**
+   * @generated from rpc hostagent.v1.HostAgent.ReadFile
+   */
+  readFile: {
+    methodKind: "bidi_streaming";
+    input: typeof ReadFileRequestSchema;
+    output: typeof ReadFileResponseSchema;
+  },
+  /**
+   * @generated from rpc hostagent.v1.HostAgent.WriteFile
+   */
+  writeFile: {
+    methodKind: "bidi_streaming";
+    input: typeof WriteFileRequestSchema;
+    output: typeof WriteFileResponseSchema;
+  },
+  /**
+   * @generated from rpc hostagent.v1.HostAgent.DeleteFile
+   */
+  deleteFile: {
+    methodKind: "unary";
+    input: typeof DeleteFileRequestSchema;
+    output: typeof DeleteFileResponseSchema;
+  },
+  /**
+   * @generated from rpc hostagent.v1.HostAgent.DeleteDirectory
+   */
+  deleteDirectory: {
+    methodKind: "unary";
+    input: typeof DeleteDirectoryRequestSchema;
+    output: typeof DeleteDirectoryResponseSchema;
+  },
+  /**
+   * @generated from rpc hostagent.v1.HostAgent.CreateDirectory
+   */
+  createDirectory: {
+    methodKind: "unary";
+    input: typeof CreateDirectoryRequestSchema;
+    output: typeof CreateDirectoryResponseSchema;
+  },
+  /**
+   * @generated from rpc hostagent.v1.HostAgent.MoveFile
+   */
+  moveFile: {
+    methodKind: "unary";
+    input: typeof MoveFileRequestSchema;
+    output: typeof MoveFileResponseSchema;
   },
 }>;
 

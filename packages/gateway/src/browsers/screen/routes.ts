@@ -1,0 +1,5 @@
+import type { ApiRouter } from "../../http/api-router.ts";
+import type { BrowserRouteDeps } from "../routes.ts";
+
+// SCAFFOLD (replaced by issue #16's work).
+export function addScreenRoutes(_api: ApiRouter, _deps: BrowserRouteDeps): void {}
