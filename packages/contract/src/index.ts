@@ -1,3 +1,10 @@
+export {
+  type AddressDecision,
+  type Lookup,
+  type Network,
+  ProxyAddressPolicy,
+  parseNetwork,
+} from "./address-policy.ts";
 export { MAX_CDP_MESSAGE_BYTES, MAX_GRPC_MESSAGE_BYTES } from "./cdp.ts";
 export { CDP_HIGH_WATER_BYTES, type CdpMessageStream, CdpPump, type CdpSocket } from "./cdp-pump.ts";
 export * from "./gen/grpc/health/v1/health_pb.js";

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { resolve } from "node:path";
 import { createSecureContext } from "node:tls";
-import { type Network, parseNetwork } from "./proxies/address-policy.ts";
+import { type Network, parseNetwork } from "@browser-infra/contract";
 
 export interface GatewayConfig {
   port: number;

@@ -1,3 +1,4 @@
+import type { Network } from "@browser-infra/contract";
 import express, { type Express } from "express";
 import { pinoHttp } from "pino-http";
 import { requireAuth } from "../auth/require-auth.ts";
@@ -7,7 +8,6 @@ import type { SessionLifecycle } from "../browsers/session-lifecycle.ts";
 import type { HostPool } from "../hosts/host-pool.ts";
 import type { Logger } from "../logger.ts";
 import { httpMetrics } from "../metrics/http-metrics.ts";
-import type { Network } from "../proxies/address-policy.ts";
 import { proxyRoutes } from "../proxies/routes.ts";
 import type { Store } from "../store/store.ts";
 import { noRoute } from "./api-router.ts";

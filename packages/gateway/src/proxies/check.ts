@@ -1,7 +1,7 @@
+import type { ProxyAddressPolicy } from "@browser-infra/contract";
 import type { Principal } from "../auth/api-keys.ts";
 import { ApiError, notFound } from "../errors.ts";
 import type { ProxyRecord } from "../store/proxies.ts";
-import type { ProxyAddressPolicy } from "./address-policy.ts";
 import type { ProxyCheckLimits } from "./check-limits.ts";
 import { type ProbeOutcome, type ProxyEndpoint, probeProxy } from "./probe.ts";
 import { findProxy, type ProxyDeps, type SecretField, secretContext } from "./proxies.ts";

@@ -1,7 +1,7 @@
 import http from "node:http";
 import net from "node:net";
 import tls from "node:tls";
-import type { ProxyAddressPolicy } from "./address-policy.ts";
+import type { ProxyAddressPolicy } from "@browser-infra/contract";
 
 /** How to reach a custom proxy, secrets opened. */
 export interface ProxyEndpoint {

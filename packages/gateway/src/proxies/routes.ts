@@ -1,8 +1,8 @@
+import { type Network, ProxyAddressPolicy } from "@browser-infra/contract";
 import { principalOf } from "../auth/require-auth.ts";
 import { ApiRouter, pathParam } from "../http/api-router.ts";
 import { PAGE_HEADERS, sendPage } from "../http/pagination.ts";
 import { parseInput } from "../http/validate.ts";
-import { type Network, ProxyAddressPolicy } from "./address-policy.ts";
 import { CHECK_TIMEOUT_MS, checkProxy } from "./check.ts";
 import { type CheckLimitSettings, ProxyCheckLimits } from "./check-limits.ts";
 import { createProxy, deleteProxy, getProxy, listProxies, type ProxyDeps, renameProxy } from "./proxies.ts";

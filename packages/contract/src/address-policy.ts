@@ -1,6 +1,8 @@
-import { promises as dns } from "node:dns";
+import { promises as dns, type LookupAddress } from "node:dns";
 import { BlockList, isIP } from "node:net";
-import type { Lookup } from "../hosts/dns-discovery.ts";
+
+/** dns.promises.lookup with `all`, or a test's stand-in. */
+export type Lookup = (name: string, options: { all: true }) => Promise<LookupAddress[]>;
 
 /** An IP network, as PROXY_ALLOWED_NETWORKS lists them. */
 export interface Network {
@@ -33,7 +35,8 @@ function networks(...texts: string[]): Network[] {
 }
 
 /**
- * Where a tenant's proxy check must not connect unless the operator allows it: this machine's own
+ * Where the service must not connect on a tenant's behalf (a proxy check in the gateway, a session's
+ * relay to its upstream proxy in the host agent) unless the operator allows it: this machine's own
  * services, a cloud metadata service (169.254.169.254), and addresses that are no single host.
  * BlockList also matches the IPv4-mapped IPv6 form (::ffff:127.0.0.1) of an IPv4 network.
  */
@@ -47,7 +50,7 @@ const REFUSED: [category: string, list: BlockList][] = [
 
 export type AddressDecision = { allowed: true; address: string } | { allowed: false; message: string };
 
-/** Which addresses a proxy check may connect to: see PROXY_ALLOWED_NETWORKS in the README. */
+/** Which addresses a tenant's proxy may be reached at: see PROXY_ALLOWED_NETWORKS in the README. */
 export class ProxyAddressPolicy {
   readonly #allowed: BlockList;
   readonly #lookup: Lookup;

@@ -1,6 +1,6 @@
 import type { LookupAddress } from "node:dns";
 import { describe, expect, it } from "vitest";
-import { type Network, ProxyAddressPolicy, parseNetwork } from "../../src/proxies/address-policy.ts";
+import { type Network, ProxyAddressPolicy, parseNetwork } from "../src/address-policy.ts";
 
 const DEFAULT = new ProxyAddressPolicy([]);
 
