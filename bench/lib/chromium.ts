@@ -33,10 +33,12 @@ export async function launchColdChromium(options: {
   name: string;
   windowSize: WindowSize;
   sandbox: boolean;
+  /** A proxy for all its traffic, with the agent's proxy flags; none by default. */
+  proxyServer?: string;
 }): Promise<ColdChromium> {
   const dir = await makeBrowserDir(options.baseDir, options.name);
   const marker = `${BROWSER_MARKER_VARIABLE}=${dir.root}`;
-  const child = spawn(options.chromiumPath, chromiumFlags({ ...options, dir }), {
+  const child = spawn(options.chromiumPath, chromiumFlags({ ...options, proxyServer: options.proxyServer, dir }), {
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       HOME: dir.home,

@@ -173,13 +173,13 @@ describe("POST /proxies/{id}/check on a custom proxy", () => {
 
 describe("POST /proxies/{id}/check on a managed proxy", () => {
   it.each(["datacenter", "isp", "residential", "mobile"])(
-    "reports a %s proxy unavailable, saying no upstream provider is configured",
+    "reports a %s proxy without an upstream template unavailable, naming the setting",
     async (type) => {
       const proxy = await expectProxy(await system.api("/proxies", json("POST", { type })));
       const res = await check(proxy.id);
       expect(await expectProxy(res)).toEqual({ ...proxy, status: "unavailable", last_checked: expect.any(String) });
       expect(res.headers.get("x-proxy-check-message")).toContain(
-        `no upstream provider for ${type} proxies is configured`,
+        `no upstream is configured for ${type} proxies on this gateway: the operator sets PROXY_URL_TEMPLATE_${type.toUpperCase()}`,
       );
       expect((await get(proxy.id)).status).toBe("unavailable");
     },

@@ -4,6 +4,12 @@ import { isIP } from "node:net";
 import { resolve } from "node:path";
 import { createSecureContext } from "node:tls";
 import { type Network, parseNetwork } from "@browser-infra/contract";
+import {
+  MANAGED_PROXY_TYPES,
+  type ProxyUrlTemplates,
+  templateProblem,
+  templateVariable,
+} from "./proxies/url-templates.ts";
 
 export interface GatewayConfig {
   port: number;
@@ -56,8 +62,13 @@ export interface GatewayConfig {
   proxyChecksConcurrentPerOrg: number;
   /** Proxy checks one organization may start per minute on this replica (PROXY_CHECKS_PER_MINUTE_PER_ORG). */
   proxyChecksPerMinutePerOrg: number;
-  /** Where proxy checks may connect besides what the address policy allows anyway (PROXY_ALLOWED_NETWORKS). */
+  /**
+   * Where tenants' proxies may be reached (by a check, by a session's relay) besides what the
+   * address policy allows anyway (PROXY_ALLOWED_NETWORKS).
+   */
   proxyAllowedNetworks: Network[];
+  /** The upstream URL template of each managed proxy type (PROXY_URL_TEMPLATE_<TYPE>); secrets: never logged. */
+  proxyUrlTemplates: ProxyUrlTemplates;
   /** Whether GET /metrics answers clients other than loopback ones (METRICS_PUBLIC). */
   metricsPublic: boolean;
 }
@@ -189,6 +200,20 @@ function secretsKey(raw: string | undefined): Buffer | undefined {
   return key;
 }
 
+/** PROXY_URL_TEMPLATE_<TYPE> for each managed type; an error never repeats the template (it holds credentials). */
+function proxyUrlTemplates(env: NodeJS.ProcessEnv): ProxyUrlTemplates {
+  const templates: ProxyUrlTemplates = {};
+  for (const type of MANAGED_PROXY_TYPES) {
+    const name = templateVariable(type);
+    const template = env[name];
+    if (template === undefined || template === "") continue;
+    const problem = templateProblem(template);
+    if (problem) throw new ConfigError(`${name} ${problem}`);
+    templates[type] = template;
+  }
+  return templates;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
   const logLevel = env.LOG_LEVEL || "info";
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
@@ -247,6 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     proxyChecksConcurrentPerOrg: integer(env, "PROXY_CHECKS_CONCURRENT_PER_ORG", 4, 1, 1_000),
     proxyChecksPerMinutePerOrg: integer(env, "PROXY_CHECKS_PER_MINUTE_PER_ORG", 60, 1, 100_000),
     proxyAllowedNetworks: networkList(env, "PROXY_ALLOWED_NETWORKS"),
+    proxyUrlTemplates: proxyUrlTemplates(env),
     metricsPublic: boolean(env, "METRICS_PUBLIC", false),
   };
 }

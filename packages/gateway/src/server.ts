@@ -84,6 +84,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       perMinute: config.proxyChecksPerMinutePerOrg,
     },
     proxyAllowedNetworks: config.proxyAllowedNetworks,
+    proxyUrlTemplates: config.proxyUrlTemplates,
     metricsPublic: config.metricsPublic,
   });
   // Slow clients are cut off. Node checks these timeouts only every connectionsCheckingInterval

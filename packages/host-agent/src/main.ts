@@ -11,6 +11,7 @@ import { openKeyboard } from "./keyboard/index.ts";
 import { createLogger } from "./logger.ts";
 import { startMetricsServer } from "./metrics/metrics-server.ts";
 import { xReconnects } from "./metrics/x-reconnects.ts";
+import { ProxyRelay } from "./proxy-relay/relay.ts";
 import { startAgentServer } from "./rpc/agent-server.ts";
 import { BrowserSlot } from "./session/slot.ts";
 import { AGENT_VERSION } from "./version.ts";
@@ -107,7 +108,9 @@ if (!keyboard) {
 }
 
 let spare: WarmSpare | undefined;
+let relay: ProxyRelay | undefined;
 if (config.chromiumPath) {
+  relay = await ProxyRelay.start(logger).catch((error: unknown) => fail("cannot start the proxy relay", error));
   const sandbox = decideSandbox();
   if (!sandbox.sandbox) logger.warn({ reason: sandbox.reason }, "Chromium runs without its sandbox");
   const windowSize = display
@@ -119,6 +122,7 @@ if (config.chromiumPath) {
     dataDir: config.dataDir,
     windowSize,
     sandbox: sandbox.sandbox,
+    proxyServer: `http://127.0.0.1:${relay.port}`,
     logger,
   });
 } else {
@@ -140,6 +144,7 @@ await releaseStuckKeys("start");
 if (stopping) await new Promise<never>(() => {});
 const slot = new BrowserSlot({
   spare,
+  relay,
   display,
   keyboard,
   logger,
@@ -179,6 +184,7 @@ async function stop(signal: string): Promise<void> {
   await slot.drain(config.drainTimeoutMs);
   // The fence of the session still running: its presses end, its keys come up, its browser and files go.
   await slot.shutdown();
+  await relay?.close();
   await server.shutdown(SHUTDOWN_GRACE_MS);
   await metrics?.close();
   await releaseStuckKeys("shutdown");

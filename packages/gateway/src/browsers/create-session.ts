@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Principal } from "../auth/api-keys.ts";
 import { ApiError } from "../errors.ts";
+import { type SessionRouteDeps, sessionProxyRoute } from "../proxies/session-route.ts";
 import { DEFAULT_TIMEOUT_SECONDS } from "../store/browser-sessions.ts";
 import type { HostRequirements } from "../store/hosts.ts";
 import { newId } from "../store/ids.ts";
@@ -74,7 +75,7 @@ function noHostMessage(requirements: HostRequirements): string {
   return `no idle healthy host${kind} is free; try again when a session ends`;
 }
 
-export interface CreateSessionDeps {
+export interface CreateSessionDeps extends SessionRouteDeps {
   store: Store;
   lifecycle: SessionLifecycle;
   cdpUrls: CdpUrls;
@@ -94,26 +95,28 @@ export async function createSession(
   requestId?: string,
 ): Promise<BrowserSession> {
   const { store } = deps;
-  const proxyId = body.proxy_id === undefined ? null : await resolveProxyReference(store, principal, body.proxy_id);
+  const id = newId();
+  const proxy = body.proxy_id === undefined ? undefined : await resolveProxyReference(store, principal, body.proxy_id);
+  const proxyRoute = proxy && sessionProxyRoute(deps, proxy, id);
   const requirements: HostRequirements = {
     headless: body.headless,
     screen: body.viewport && { width: body.viewport.width, height: body.viewport.height },
   };
   const outcome = await store.browserSessions.createOnIdleHost(
     {
-      id: newId(),
+      id,
       organizationId: principal.organizationId,
       name: body.name ?? null,
       createdAt: new Date().toISOString(),
       timeoutSeconds: body.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS,
-      proxyId,
+      proxyId: proxy?.id ?? null,
       tags: body.tags ?? null,
     },
     requirements,
     deps.maxSessionsPerOrg,
   );
   if ("session" in outcome) {
-    return toBrowserSession(await deps.lifecycle.start(outcome.session, requestId), deps.cdpUrls);
+    return toBrowserSession(await deps.lifecycle.start(outcome.session, requestId, proxyRoute), deps.cdpUrls);
   }
   if (outcome.failure === "name_taken") {
     throw new ApiError("conflict", `an active browser session is already named "${body.name}"`);

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { Code, RpcError } from "@browser-infra/contract";
+import { Code, type ProxyRouteSchema, RpcError } from "@browser-infra/contract";
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ApiError } from "../errors.ts";
 import { hostCallError } from "../hosts/host-errors.ts";
 import type { HostPool } from "../hosts/host-pool.ts";
@@ -51,16 +52,21 @@ export class SessionLifecycle {
   /**
    * Starts the new session's browser on its host and records what it reported. When the browser
    * cannot be started, the session ends and the error says the host is unavailable (safe to retry:
-   * the next attempt takes another host or a fresh browser).
+   * the next attempt takes another host or a fresh browser). `proxy`: where the browser's traffic
+   * goes (undefined: direct).
    */
-  async start(session: BrowserSessionRecord, requestId?: string): Promise<BrowserSessionRecord> {
+  async start(
+    session: BrowserSessionRecord,
+    requestId?: string,
+    proxy?: MessageInitShape<typeof ProxyRouteSchema>,
+  ): Promise<BrowserSessionRecord> {
     const { store, hosts, agentTimeoutMs } = this.#deps;
     let started: Awaited<ReturnType<ReturnType<HostPool["client"]>["startSession"]>>;
     try {
       started = await hosts
         .client(session.hostAddress)
         .startSession(
-          { sessionId: session.id },
+          { sessionId: session.id, proxy },
           { timeoutMs: agentTimeoutMs + BROWSER_CALL_EXTRA_MS, ...(requestId && { requestId }) },
         );
     } catch (error) {

@@ -9,6 +9,7 @@ import type { HostPool } from "../hosts/host-pool.ts";
 import type { Logger } from "../logger.ts";
 import { httpMetrics } from "../metrics/http-metrics.ts";
 import { proxyRoutes } from "../proxies/routes.ts";
+import type { ProxyUrlTemplates } from "../proxies/url-templates.ts";
 import type { Store } from "../store/store.ts";
 import { noRoute } from "./api-router.ts";
 import { sendError } from "./error-body.ts";
@@ -35,8 +36,10 @@ export interface AppDeps {
   maxSessionsPerOrg: number;
   /** Proxy checks one organization may run at once, and start per minute, on this replica. */
   proxyChecksPerOrg: { concurrent: number; perMinute: number };
-  /** Networks a proxy check may connect to although the address policy refuses them by default. */
+  /** Networks tenants' proxies may be reached in although the address policy refuses them by default. */
   proxyAllowedNetworks: readonly Network[];
+  /** The upstream of each managed proxy type. */
+  proxyUrlTemplates: ProxyUrlTemplates;
   /** Whether GET /metrics answers clients other than loopback ones. */
   metricsPublic: boolean;
 }

@@ -1,17 +1,17 @@
+import { randomUUID } from "node:crypto";
 import type { ProxyAddressPolicy } from "@browser-infra/contract";
 import type { Principal } from "../auth/api-keys.ts";
-import { ApiError, notFound } from "../errors.ts";
-import type { ProxyRecord } from "../store/proxies.ts";
+import { notFound } from "../errors.ts";
 import type { ProxyCheckLimits } from "./check-limits.ts";
-import { type ProbeOutcome, type ProxyEndpoint, probeProxy } from "./probe.ts";
-import { findProxy, type ProxyDeps, type SecretField, secretContext } from "./proxies.ts";
+import { type EndpointDeps, proxyEndpoint } from "./endpoint.ts";
+import { probeProxy } from "./probe.ts";
+import { findProxy, type ProxyDeps } from "./proxies.ts";
 import { type ProxyJson, toProxyJson } from "./proxy-json.ts";
 import type { CheckProxyRequest } from "./schemas.ts";
-import { openSecret } from "./secret-box.ts";
 
 export const CHECK_TIMEOUT_MS = 10_000;
 
-export interface CheckDeps extends ProxyDeps {
+export interface CheckDeps extends ProxyDeps, EndpointDeps {
   checkLimits: ProxyCheckLimits;
   /** Where a check may connect (PROXY_ALLOWED_NETWORKS). */
   addressPolicy: ProxyAddressPolicy;
@@ -22,38 +22,6 @@ export interface CheckResult {
   proxy: ProxyJson;
   /** Why the proxy is or is not available, in words. */
   message: string;
-}
-
-function openField(deps: ProxyDeps, proxy: ProxyRecord, field: SecretField, sealed: string | null): string | undefined {
-  if (sealed === null) return undefined;
-  try {
-    return openSecret(deps.secretsKey, sealed, secretContext(proxy.id, field));
-  } catch (error) {
-    // Not the proxy's fault, so not reported as "unavailable": the operator has to restore the key.
-    throw new ApiError("internal_error", "internal error", {
-      cause: new Error(`cannot open the ${field} of proxy ${proxy.id}: was SECRETS_KEY changed?`, { cause: error }),
-    });
-  }
-}
-
-function endpointOf(deps: ProxyDeps, proxy: ProxyRecord): ProxyEndpoint {
-  const config = proxy.config as { host: string; port: number; username?: string };
-  return {
-    host: config.host,
-    port: config.port,
-    protocol: proxy.protocol,
-    username: config.username,
-    password: openField(deps, proxy, "password", proxy.passwordSealed),
-    caBundle: openField(deps, proxy, "ca_bundle", proxy.caBundleSealed),
-  };
-}
-
-/** Managed proxy types route through an upstream provider, and this deployment has none to ask. */
-function managedOutcome(proxy: ProxyRecord): ProbeOutcome {
-  return {
-    available: false,
-    message: `no upstream provider for ${proxy.type} proxies is configured on this gateway, so it cannot route through one; only custom proxies can be checked`,
-  };
 }
 
 /**
@@ -73,14 +41,16 @@ export async function checkProxy(
   const target = new URL(request.url ?? deps.proxyCheckUrl);
   const end = deps.checkLimits.begin(principal.organizationId);
   try {
+    // A check is no session: a provider's sticky-session id gets one of its own.
+    const route = proxyEndpoint(deps, proxy, `check-${randomUUID()}`);
     const outcome =
-      proxy.type === "custom"
-        ? await probeProxy(endpointOf(deps, proxy), target, {
+      "endpoint" in route
+        ? await probeProxy(route.endpoint, target, {
             timeoutMs: CHECK_TIMEOUT_MS,
             targetEchoesIp: request.url === undefined,
             addresses: deps.addressPolicy,
           })
-        : managedOutcome(proxy);
+        : { available: false, message: route.unavailable };
     const status = outcome.available ? "available" : "unavailable";
     const saved = await deps.store.proxies.recordCheck(principal.organizationId, id, {
       status: request.url === undefined ? status : undefined,

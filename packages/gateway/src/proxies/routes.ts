@@ -5,6 +5,7 @@ import { PAGE_HEADERS, sendPage } from "../http/pagination.ts";
 import { parseInput } from "../http/validate.ts";
 import { CHECK_TIMEOUT_MS, checkProxy } from "./check.ts";
 import { type CheckLimitSettings, ProxyCheckLimits } from "./check-limits.ts";
+import type { EndpointDeps } from "./endpoint.ts";
 import { createProxy, deleteProxy, getProxy, listProxies, type ProxyDeps, renameProxy } from "./proxies.ts";
 import { ProxyJson } from "./proxy-json.ts";
 import { CheckProxyRequest, CreateProxyRequest, ListProxiesQuery, ProxyUpdateRequest } from "./schemas.ts";
@@ -17,7 +18,7 @@ function headerValue(text: string): string {
 }
 
 export function proxyRoutes(
-  deps: ProxyDeps & { proxyChecksPerOrg: CheckLimitSettings; proxyAllowedNetworks: readonly Network[] },
+  deps: ProxyDeps & EndpointDeps & { proxyChecksPerOrg: CheckLimitSettings; proxyAllowedNetworks: readonly Network[] },
 ): ApiRouter {
   const api = new ApiRouter();
   const checkDeps = {

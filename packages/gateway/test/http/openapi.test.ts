@@ -37,6 +37,7 @@ beforeAll(async () => {
     maxSessionsPerOrg: 0,
     proxyChecksPerOrg: { concurrent: 4, perMinute: 60 },
     proxyAllowedNetworks: [],
+    proxyUrlTemplates: {},
     metricsPublic: false,
   });
   server = await new Promise((resolve) => {

@@ -17,6 +17,11 @@ export interface LaunchOptions {
   windowSize: WindowSize;
   /** Chromium's own sandbox; off where the kernel does not allow it (see browser/sandbox.ts). */
   sandbox: boolean;
+  /**
+   * The proxy all the browser's traffic goes through: the agent's relay on loopback
+   * (proxy-relay/relay.ts). Undefined only for the benchmarks' baselines.
+   */
+  proxyServer: string | undefined;
   /** The agent's data directory, put in every process's environment (see browser/processes.ts). */
   dataDir: string;
   logger: Logger;
@@ -46,9 +51,13 @@ const KEPT_STDERR_LINES = 30;
 /**
  * Flags for a browser that an agent drives, that starts with one blank tab, and that reaches
  * nothing on the network by itself. The window covers the screen from its top-left corner: there
- * is no window manager to place it.
+ * is no window manager to place it. Every request goes through the agent's relay, loopback ones
+ * too (Chromium would otherwise reach localhost directly), and nothing goes around it: QUIC is
+ * off and WebRTC may not send UDP outside the proxy.
  */
-export function chromiumFlags(options: Pick<LaunchOptions, "display" | "dir" | "windowSize" | "sandbox">): string[] {
+export function chromiumFlags(
+  options: Pick<LaunchOptions, "display" | "dir" | "windowSize" | "sandbox" | "proxyServer">,
+): string[] {
   return [
     ...(options.sandbox ? [] : ["--no-sandbox"]),
     ...(options.display === undefined ? ["--headless"] : []),
@@ -67,6 +76,13 @@ export function chromiumFlags(options: Pick<LaunchOptions, "display" | "dir" | "
     // Shared memory files go to TMPDIR, the browser's own directory, so they end with it.
     "--disable-dev-shm-usage",
     "--disable-quic",
+    ...(options.proxyServer === undefined
+      ? []
+      : [
+          `--proxy-server=${options.proxyServer}`,
+          "--proxy-bypass-list=<-loopback>",
+          "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+        ]),
     "--password-store=basic",
     "--use-mock-keychain",
     "--window-position=0,0",

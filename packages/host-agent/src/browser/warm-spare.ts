@@ -10,6 +10,8 @@ export interface BrowserFactoryOptions {
   dataDir: string;
   windowSize: WindowSize;
   sandbox: boolean;
+  /** The agent's proxy relay (see proxy-relay/relay.ts), which every browser is pointed at. */
+  proxyServer: string;
   logger: Logger;
 }
 

@@ -40,7 +40,7 @@ export function sessionHandlers(slot: BrowserSlot) {
     ): Promise<MessageInitShape<typeof StartSessionResponseSchema>> => {
       requireSessionId(request.sessionId);
       try {
-        const info = await slot.start(request.sessionId);
+        const info = await slot.start(request.sessionId, request.proxy);
         return {
           cdpWsUrl: info.cdpWsUrl,
           headless: info.headless,

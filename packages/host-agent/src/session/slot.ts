@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
+import type { ProxyRoute } from "@browser-infra/contract";
 import type { Browser, WindowSize } from "../browser/launch.ts";
 import { destroyBrowser, type WarmSpare } from "../browser/warm-spare.ts";
 import type { Keyboard } from "../keyboard/index.ts";
 import type { Logger } from "../logger.ts";
+import type { ProxyRelay } from "../proxy-relay/relay.ts";
 
 /** What a started session gets. */
 export interface SessionInfo {
@@ -83,6 +85,8 @@ const REMEMBERED_ENDINGS = 64;
 export interface SlotDeps {
   /** The browser factory; undefined on a host that runs no browser. */
   spare: WarmSpare | undefined;
+  /** The relay every browser's traffic goes through; routed for each session; undefined without a browser. */
+  relay: ProxyRelay | undefined;
   /**
    * Called when a session's browser could not be destroyed (a process survived SIGKILL, its
    * directory could not be deleted): the agent cannot vouch for the slot any more, and exits so
@@ -127,8 +131,11 @@ export class BrowserSlot {
     return this.#shuttingDown;
   }
 
-  /** Gives the slot's browser to the session; the same answer again for the session already running. */
-  start(sessionId: string): Promise<SessionInfo> {
+  /**
+   * Gives the slot's browser to the session, its traffic through `proxy` (undefined: direct); the
+   * same answer again for the session already running.
+   */
+  start(sessionId: string, proxy?: ProxyRoute): Promise<SessionInfo> {
     const state = this.#state;
     if (state.kind === "running" && state.session.id === sessionId && state.session.info) {
       return Promise.resolve(state.session.info);
@@ -154,13 +161,13 @@ export class BrowserSlot {
       waiters: new Set(),
       attachments: new Set(),
     };
-    const started = this.#launch(session);
+    const started = this.#launch(session, proxy);
     this.#state = { kind: "starting", session, started };
     return started;
   }
 
-  async #launch(session: Session): Promise<SessionInfo> {
-    const { spare, logger } = this.#deps;
+  async #launch(session: Session, proxy: ProxyRoute | undefined): Promise<SessionInfo> {
+    const { spare, relay, logger } = this.#deps;
     try {
       session.browser = await spare?.take();
     } catch (error) {
@@ -182,6 +189,8 @@ export class BrowserSlot {
       viewport: browser?.windowSize,
       agentInstance: this.instance,
     };
+    // Routed before anyone can use the browser: the spare's relay refused everything until now.
+    relay?.use(proxy);
     this.#state = { kind: "running", session };
     if (browser) {
       void browser.exited.then((how) => {
@@ -300,6 +309,8 @@ export class BrowserSlot {
     // DevTools clients hear why at once, not when the browser's sockets drop after its kill.
     for (const onEnd of session.attachments) onEnd(reason);
     session.attachments.clear();
+    // Nothing the session opened reaches the network any more, nor can the next session use it.
+    this.#deps.relay?.clear();
     state.stopped = this.#runFence(session, reason, previous).catch((error: unknown) => {
       this.#deps.onFenceFailure(error);
       throw error;

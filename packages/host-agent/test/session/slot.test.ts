@@ -6,6 +6,7 @@ import { BrowserSlot, SessionNotRunningError, SlotBusyError } from "../../src/se
 function slot(): BrowserSlot {
   return new BrowserSlot({
     spare: undefined,
+    relay: undefined,
     display: undefined,
     keyboard: undefined,
     logger: pino({ level: "silent" }),

@@ -19,6 +19,14 @@ export declare type StartSessionRequest = Message<"hostagent.v1.StartSessionRequ
    * @generated from field: string session_id = 1;
    */
   sessionId: string;
+
+  /**
+   * Where the session's browser traffic goes; absent: straight to the
+   * sites. The agent's relay applies it; Chromium only knows the relay.
+   *
+   * @generated from field: optional hostagent.v1.ProxyRoute proxy = 2;
+   */
+  proxy?: ProxyRoute | undefined;
 };
 
 /**
@@ -26,6 +34,75 @@ export declare type StartSessionRequest = Message<"hostagent.v1.StartSessionRequ
  * Use `create(StartSessionRequestSchema)` to create a new message.
  */
 export declare const StartSessionRequestSchema: GenMessage<StartSessionRequest>;
+
+/**
+ * An upstream proxy, its secrets opened by the gateway: this message is
+ * never logged, on either side.
+ *
+ * @generated from message hostagent.v1.ProxyRoute
+ */
+export declare type ProxyRoute = Message<"hostagent.v1.ProxyRoute"> & {
+  /**
+   * "http" or "https" (TLS to the proxy itself).
+   *
+   * @generated from field: string protocol = 1;
+   */
+  protocol: string;
+
+  /**
+   * @generated from field: string host = 2;
+   */
+  host: string;
+
+  /**
+   * @generated from field: uint32 port = 3;
+   */
+  port: number;
+
+  /**
+   * Basic authentication to the proxy; empty: none.
+   *
+   * @generated from field: string username = 4;
+   */
+  username: string;
+
+  /**
+   * @generated from field: string password = 5;
+   */
+  password: string;
+
+  /**
+   * PEM certificates trusted besides the public roots: for the proxy's own
+   * TLS, and (given to the session's Chromium) for a proxy that intercepts
+   * TLS.
+   *
+   * @generated from field: string ca_bundle = 6;
+   */
+  caBundle: string;
+
+  /**
+   * Hosts reached directly, not through the proxy: exact names, or
+   * "*.example.com" for every name under example.com.
+   *
+   * @generated from field: repeated string bypass_hosts = 7;
+   */
+  bypassHosts: string[];
+
+  /**
+   * Networks (CIDR) the proxy may be reached in beyond the default policy,
+   * which refuses loopback, link-local, unspecified and multicast addresses
+   * (the gateway's PROXY_ALLOWED_NETWORKS).
+   *
+   * @generated from field: repeated string allowed_networks = 8;
+   */
+  allowedNetworks: string[];
+};
+
+/**
+ * Describes the message hostagent.v1.ProxyRoute.
+ * Use `create(ProxyRouteSchema)` to create a new message.
+ */
+export declare const ProxyRouteSchema: GenMessage<ProxyRoute>;
 
 /**
  * @generated from message hostagent.v1.StartSessionResponse

@@ -9,7 +9,7 @@ import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
  * Describes the file hostagent/v1/host_agent.proto.
  */
 export const file_hostagent_v1_host_agent = /*@__PURE__*/
-  fileDesc("Ch1ob3N0YWdlbnQvdjEvaG9zdF9hZ2VudC5wcm90bxIMaG9zdGFnZW50LnYxIikKE1N0YXJ0U2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSKFAQoUU3RhcnRTZXNzaW9uUmVzcG9uc2USEgoKY2RwX3dzX3VybBgBIAEoCRIQCghoZWFkbGVzcxgCIAEoCBIWCg52aWV3cG9ydF93aWR0aBgDIAEoDRIXCg92aWV3cG9ydF9oZWlnaHQYBCABKA0SFgoOYWdlbnRfaW5zdGFuY2UYBSABKAkiOAoSU3RvcFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDgoGcmVhc29uGAIgASgJIioKE1N0b3BTZXNzaW9uUmVzcG9uc2USEwoLd2FzX3J1bm5pbmcYASABKAgiKwoVV2FpdFNlc3Npb25FbmRSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiQAoWV2FpdFNlc3Npb25FbmRSZXNwb25zZRIOCgZyZWFzb24YASABKAkSFgoOYWdlbnRfaW5zdGFuY2UYAiABKAkiMwoPRmlsZUluZm9SZXF1ZXN0EgwKBHBhdGgYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCSKOAQoQRmlsZUluZm9SZXNwb25zZRIMCgRuYW1lGAEgASgJEgwKBHBhdGgYAiABKAkSEgoKc2l6ZV9ieXRlcxgDIAEoAxIOCgZpc19kaXIYBCABKAgSDAoEbW9kZRgFIAEoCRIsCghtb2RfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiWwoPUHJlc3NLZXlSZXF1ZXN0EgwKBGtleXMYASADKAkSEwoLZHVyYXRpb25fbXMYAiABKA0SEQoJaG9sZF9rZXlzGAMgAygJEhIKCnNlc3Npb25faWQYBCABKAkiEgoQUHJlc3NLZXlSZXNwb25zZSIRCg9EZXNjcmliZVJlcXVlc3QiugEKEERlc2NyaWJlUmVzcG9uc2USFQoNYWdlbnRfdmVyc2lvbhgBIAEoCRIPCgdkaXNwbGF5GAIgASgJEhQKDHNjcmVlbl93aWR0aBgDIAEoDRIVCg1zY3JlZW5faGVpZ2h0GAQgASgNEhMKC2hhc19icm93c2VyGAYgASgIEhIKCnNlc3Npb25faWQYByABKAkSFgoOYWdlbnRfaW5zdGFuY2UYCCABKAlKBAgFEAZSCmNkcF93c191cmwiMQoKQ2RwUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg8KB21lc3NhZ2UYAiABKAwiMQoLQ2RwUmVzcG9uc2USEQoJY29ubmVjdGVkGAEgASgIEg8KB21lc3NhZ2UYAiABKAwiPQoGUmVnaW9uEgkKAXgYASABKA0SCQoBeRgCIAEoDRINCgV3aWR0aBgDIAEoDRIOCgZoZWlnaHQYBCABKA0iZAoYQ2FwdHVyZVNjcmVlbnNob3RSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSKQoGcmVnaW9uGAIgASgLMhQuaG9zdGFnZW50LnYxLlJlZ2lvbkgAiAEBQgkKB19yZWdpb24iRwoZQ2FwdHVyZVNjcmVlbnNob3RSZXNwb25zZRILCgNwbmcYASABKAwSDQoFd2lkdGgYAiABKA0SDgoGaGVpZ2h0GAMgASgNIh0KBVBvaW50EgkKAXgYASABKAUSCQoBeRgCIAEoBSJ0ChBNb3ZlTW91c2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSCQoBeBgCIAEoBRIJCgF5GAMgASgFEg4KBnNtb290aBgEIAEoCBITCgtkdXJhdGlvbl9tcxgFIAEoDRIRCglob2xkX2tleXMYBiADKAkiiAEKEUNsaWNrTW91c2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSCQoBeBgCIAEoBRIJCgF5GAMgASgFEg4KBmJ1dHRvbhgEIAEoCRISCgpjbGlja190eXBlGAUgASgJEhIKCm51bV9jbGlja3MYBiABKA0SEQoJaG9sZF9rZXlzGAcgAygJItUBChBEcmFnTW91c2VSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSIQoEcGF0aBgCIAMoCzITLmhvc3RhZ2VudC52MS5Qb2ludBIOCgZidXR0b24YAyABKAkSEAoIZGVsYXlfbXMYBCABKA0SEwoLZHVyYXRpb25fbXMYBSABKA0SEQoJaG9sZF9rZXlzGAYgAygJEg4KBnNtb290aBgHIAEoCBIVCg1zdGVwX2RlbGF5X21zGAggASgNEhkKEXN0ZXBzX3Blcl9zZWdtZW50GAkgASgNIm4KDVNjcm9sbFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIJCgF4GAIgASgFEgkKAXkYAyABKAUSDwoHZGVsdGFfeBgEIAEoBRIPCgdkZWx0YV95GAUgASgFEhEKCWhvbGRfa2V5cxgGIAMoCSITChFNb3ZlTW91c2VSZXNwb25zZSIUChJDbGlja01vdXNlUmVzcG9uc2UiEwoRRHJhZ01vdXNlUmVzcG9uc2UiEAoOU2Nyb2xsUmVzcG9uc2UiLQoXR2V0TW91c2VQb3NpdGlvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSIwChhHZXRNb3VzZVBvc2l0aW9uUmVzcG9uc2USCQoBeBgBIAEoBRIJCgF5GAIgASgFIkUKD1R5cGVUZXh0UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgwKBHRleHQYAiABKAkSEAoIZGVsYXlfbXMYAyABKA0iEgoQVHlwZVRleHRSZXNwb25zZSI0ChBMaXN0RmlsZXNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDAoEcGF0aBgCIAEoCSJCChFMaXN0RmlsZXNSZXNwb25zZRItCgVmaWxlcxgBIAMoCzIeLmhvc3RhZ2VudC52MS5GaWxlSW5mb1Jlc3BvbnNlIjMKD1JlYWRGaWxlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgwKBHBhdGgYAiABKAkiNQoQUmVhZEZpbGVSZXNwb25zZRISCgpzaXplX2J5dGVzGAEgASgDEg0KBWNodW5rGAIgASgMIlEKEFdyaXRlRmlsZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIMCgRwYXRoGAIgASgJEgwKBG1vZGUYAyABKAkSDQoFY2h1bmsYBCABKAwiJwoRV3JpdGVGaWxlUmVzcG9uc2USEgoKc2l6ZV9ieXRlcxgBIAEoAyI1ChFEZWxldGVGaWxlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgwKBHBhdGgYAiABKAkiFAoSRGVsZXRlRmlsZVJlc3BvbnNlIjoKFkRlbGV0ZURpcmVjdG9yeVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIMCgRwYXRoGAIgASgJIhkKF0RlbGV0ZURpcmVjdG9yeVJlc3BvbnNlIkgKFkNyZWF0ZURpcmVjdG9yeVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIMCgRwYXRoGAIgASgJEgwKBG1vZGUYAyABKAkiGQoXQ3JlYXRlRGlyZWN0b3J5UmVzcG9uc2UiSgoPTW92ZUZpbGVSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEAoIc3JjX3BhdGgYAiABKAkSEQoJZGVzdF9wYXRoGAMgASgJIhIKEE1vdmVGaWxlUmVzcG9uc2UyxQ0KCUhvc3RBZ2VudBJVCgxTdGFydFNlc3Npb24SIS5ob3N0YWdlbnQudjEuU3RhcnRTZXNzaW9uUmVxdWVzdBoiLmhvc3RhZ2VudC52MS5TdGFydFNlc3Npb25SZXNwb25zZRJSCgtTdG9wU2Vzc2lvbhIgLmhvc3RhZ2VudC52MS5TdG9wU2Vzc2lvblJlcXVlc3QaIS5ob3N0YWdlbnQudjEuU3RvcFNlc3Npb25SZXNwb25zZRJbCg5XYWl0U2Vzc2lvbkVuZBIjLmhvc3RhZ2VudC52MS5XYWl0U2Vzc2lvbkVuZFJlcXVlc3QaJC5ob3N0YWdlbnQudjEuV2FpdFNlc3Npb25FbmRSZXNwb25zZRJJCghGaWxlSW5mbxIdLmhvc3RhZ2VudC52MS5GaWxlSW5mb1JlcXVlc3QaHi5ob3N0YWdlbnQudjEuRmlsZUluZm9SZXNwb25zZRJJCghQcmVzc0tleRIdLmhvc3RhZ2VudC52MS5QcmVzc0tleVJlcXVlc3QaHi5ob3N0YWdlbnQudjEuUHJlc3NLZXlSZXNwb25zZRJJCghEZXNjcmliZRIdLmhvc3RhZ2VudC52MS5EZXNjcmliZVJlcXVlc3QaHi5ob3N0YWdlbnQudjEuRGVzY3JpYmVSZXNwb25zZRI+CgNDZHASGC5ob3N0YWdlbnQudjEuQ2RwUmVxdWVzdBoZLmhvc3RhZ2VudC52MS5DZHBSZXNwb25zZSgBMAESZAoRQ2FwdHVyZVNjcmVlbnNob3QSJi5ob3N0YWdlbnQudjEuQ2FwdHVyZVNjcmVlbnNob3RSZXF1ZXN0GicuaG9zdGFnZW50LnYxLkNhcHR1cmVTY3JlZW5zaG90UmVzcG9uc2USTAoJTW92ZU1vdXNlEh4uaG9zdGFnZW50LnYxLk1vdmVNb3VzZVJlcXVlc3QaHy5ob3N0YWdlbnQudjEuTW92ZU1vdXNlUmVzcG9uc2USTwoKQ2xpY2tNb3VzZRIfLmhvc3RhZ2VudC52MS5DbGlja01vdXNlUmVxdWVzdBogLmhvc3RhZ2VudC52MS5DbGlja01vdXNlUmVzcG9uc2USTAoJRHJhZ01vdXNlEh4uaG9zdGFnZW50LnYxLkRyYWdNb3VzZVJlcXVlc3QaHy5ob3N0YWdlbnQudjEuRHJhZ01vdXNlUmVzcG9uc2USQwoGU2Nyb2xsEhsuaG9zdGFnZW50LnYxLlNjcm9sbFJlcXVlc3QaHC5ob3N0YWdlbnQudjEuU2Nyb2xsUmVzcG9uc2USYQoQR2V0TW91c2VQb3NpdGlvbhIlLmhvc3RhZ2VudC52MS5HZXRNb3VzZVBvc2l0aW9uUmVxdWVzdBomLmhvc3RhZ2VudC52MS5HZXRNb3VzZVBvc2l0aW9uUmVzcG9uc2USSQoIVHlwZVRleHQSHS5ob3N0YWdlbnQudjEuVHlwZVRleHRSZXF1ZXN0Gh4uaG9zdGFnZW50LnYxLlR5cGVUZXh0UmVzcG9uc2USTAoJTGlzdEZpbGVzEh4uaG9zdGFnZW50LnYxLkxpc3RGaWxlc1JlcXVlc3QaHy5ob3N0YWdlbnQudjEuTGlzdEZpbGVzUmVzcG9uc2USTQoIUmVhZEZpbGUSHS5ob3N0YWdlbnQudjEuUmVhZEZpbGVSZXF1ZXN0Gh4uaG9zdGFnZW50LnYxLlJlYWRGaWxlUmVzcG9uc2UoATABElAKCVdyaXRlRmlsZRIeLmhvc3RhZ2VudC52MS5Xcml0ZUZpbGVSZXF1ZXN0Gh8uaG9zdGFnZW50LnYxLldyaXRlRmlsZVJlc3BvbnNlKAEwARJPCgpEZWxldGVGaWxlEh8uaG9zdGFnZW50LnYxLkRlbGV0ZUZpbGVSZXF1ZXN0GiAuaG9zdGFnZW50LnYxLkRlbGV0ZUZpbGVSZXNwb25zZRJeCg9EZWxldGVEaXJlY3RvcnkSJC5ob3N0YWdlbnQudjEuRGVsZXRlRGlyZWN0b3J5UmVxdWVzdBolLmhvc3RhZ2VudC52MS5EZWxldGVEaXJlY3RvcnlSZXNwb25zZRJeCg9DcmVhdGVEaXJlY3RvcnkSJC5ob3N0YWdlbnQudjEuQ3JlYXRlRGlyZWN0b3J5UmVxdWVzdBolLmhvc3RhZ2VudC52MS5DcmVhdGVEaXJlY3RvcnlSZXNwb25zZRJJCghNb3ZlRmlsZRIdLmhvc3RhZ2VudC52MS5Nb3ZlRmlsZVJlcXVlc3QaHi5ob3N0YWdlbnQudjEuTW92ZUZpbGVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("Ch1ob3N0YWdlbnQvdjEvaG9zdF9hZ2VudC5wcm90bxIMaG9zdGFnZW50LnYxImEKE1N0YXJ0U2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIsCgVwcm94eRgCIAEoCzIYLmhvc3RhZ2VudC52MS5Qcm94eVJvdXRlSACIAQFCCAoGX3Byb3h5IqEBCgpQcm94eVJvdXRlEhAKCHByb3RvY29sGAEgASgJEgwKBGhvc3QYAiABKAkSDAoEcG9ydBgDIAEoDRIQCgh1c2VybmFtZRgEIAEoCRIQCghwYXNzd29yZBgFIAEoCRIRCgljYV9idW5kbGUYBiABKAkSFAoMYnlwYXNzX2hvc3RzGAcgAygJEhgKEGFsbG93ZWRfbmV0d29ya3MYCCADKAkihQEKFFN0YXJ0U2Vzc2lvblJlc3BvbnNlEhIKCmNkcF93c191cmwYASABKAkSEAoIaGVhZGxlc3MYAiABKAgSFgoOdmlld3BvcnRfd2lkdGgYAyABKA0SFwoPdmlld3BvcnRfaGVpZ2h0GAQgASgNEhYKDmFnZW50X2luc3RhbmNlGAUgASgJIjgKElN0b3BTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSIqChNTdG9wU2Vzc2lvblJlc3BvbnNlEhMKC3dhc19ydW5uaW5nGAEgASgIIisKFVdhaXRTZXNzaW9uRW5kUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIkAKFldhaXRTZXNzaW9uRW5kUmVzcG9uc2USDgoGcmVhc29uGAEgASgJEhYKDmFnZW50X2luc3RhbmNlGAIgASgJIjMKD0ZpbGVJbmZvUmVxdWVzdBIMCgRwYXRoGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkijgEKEEZpbGVJbmZvUmVzcG9uc2USDAoEbmFtZRgBIAEoCRIMCgRwYXRoGAIgASgJEhIKCnNpemVfYnl0ZXMYAyABKAMSDgoGaXNfZGlyGAQgASgIEgwKBG1vZGUYBSABKAkSLAoIbW9kX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlsKD1ByZXNzS2V5UmVxdWVzdBIMCgRrZXlzGAEgAygJEhMKC2R1cmF0aW9uX21zGAIgASgNEhEKCWhvbGRfa2V5cxgDIAMoCRISCgpzZXNzaW9uX2lkGAQgASgJIhIKEFByZXNzS2V5UmVzcG9uc2UiEQoPRGVzY3JpYmVSZXF1ZXN0IroBChBEZXNjcmliZVJlc3BvbnNlEhUKDWFnZW50X3ZlcnNpb24YASABKAkSDwoHZGlzcGxheRgCIAEoCRIUCgxzY3JlZW5fd2lkdGgYAyABKA0SFQoNc2NyZWVuX2hlaWdodBgEIAEoDRITCgtoYXNfYnJvd3NlchgGIAEoCBISCgpzZXNzaW9uX2lkGAcgASgJEhYKDmFnZW50X2luc3RhbmNlGAggASgJSgQIBRAGUgpjZHBfd3NfdXJsIjEKCkNkcFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgdtZXNzYWdlGAIgASgMIjEKC0NkcFJlc3BvbnNlEhEKCWNvbm5lY3RlZBgBIAEoCBIPCgdtZXNzYWdlGAIgASgMIj0KBlJlZ2lvbhIJCgF4GAEgASgNEgkKAXkYAiABKA0SDQoFd2lkdGgYAyABKA0SDgoGaGVpZ2h0GAQgASgNImQKGENhcHR1cmVTY3JlZW5zaG90UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEikKBnJlZ2lvbhgCIAEoCzIULmhvc3RhZ2VudC52MS5SZWdpb25IAIgBAUIJCgdfcmVnaW9uIkcKGUNhcHR1cmVTY3JlZW5zaG90UmVzcG9uc2USCwoDcG5nGAEgASgMEg0KBXdpZHRoGAIgASgNEg4KBmhlaWdodBgDIAEoDSIdCgVQb2ludBIJCgF4GAEgASgFEgkKAXkYAiABKAUidAoQTW92ZU1vdXNlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgkKAXgYAiABKAUSCQoBeRgDIAEoBRIOCgZzbW9vdGgYBCABKAgSEwoLZHVyYXRpb25fbXMYBSABKA0SEQoJaG9sZF9rZXlzGAYgAygJIogBChFDbGlja01vdXNlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgkKAXgYAiABKAUSCQoBeRgDIAEoBRIOCgZidXR0b24YBCABKAkSEgoKY2xpY2tfdHlwZRgFIAEoCRISCgpudW1fY2xpY2tzGAYgASgNEhEKCWhvbGRfa2V5cxgHIAMoCSLVAQoQRHJhZ01vdXNlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEiEKBHBhdGgYAiADKAsyEy5ob3N0YWdlbnQudjEuUG9pbnQSDgoGYnV0dG9uGAMgASgJEhAKCGRlbGF5X21zGAQgASgNEhMKC2R1cmF0aW9uX21zGAUgASgNEhEKCWhvbGRfa2V5cxgGIAMoCRIOCgZzbW9vdGgYByABKAgSFQoNc3RlcF9kZWxheV9tcxgIIAEoDRIZChFzdGVwc19wZXJfc2VnbWVudBgJIAEoDSJuCg1TY3JvbGxSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSCQoBeBgCIAEoBRIJCgF5GAMgASgFEg8KB2RlbHRhX3gYBCABKAUSDwoHZGVsdGFfeRgFIAEoBRIRCglob2xkX2tleXMYBiADKAkiEwoRTW92ZU1vdXNlUmVzcG9uc2UiFAoSQ2xpY2tNb3VzZVJlc3BvbnNlIhMKEURyYWdNb3VzZVJlc3BvbnNlIhAKDlNjcm9sbFJlc3BvbnNlIi0KF0dldE1vdXNlUG9zaXRpb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiMAoYR2V0TW91c2VQb3NpdGlvblJlc3BvbnNlEgkKAXgYASABKAUSCQoBeRgCIAEoBSJFCg9UeXBlVGV4dFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIMCgR0ZXh0GAIgASgJEhAKCGRlbGF5X21zGAMgASgNIhIKEFR5cGVUZXh0UmVzcG9uc2UiNAoQTGlzdEZpbGVzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgwKBHBhdGgYAiABKAkiQgoRTGlzdEZpbGVzUmVzcG9uc2USLQoFZmlsZXMYASADKAsyHi5ob3N0YWdlbnQudjEuRmlsZUluZm9SZXNwb25zZSIzCg9SZWFkRmlsZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIMCgRwYXRoGAIgASgJIjUKEFJlYWRGaWxlUmVzcG9uc2USEgoKc2l6ZV9ieXRlcxgBIAEoAxINCgVjaHVuaxgCIAEoDCJRChBXcml0ZUZpbGVSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDAoEcGF0aBgCIAEoCRIMCgRtb2RlGAMgASgJEg0KBWNodW5rGAQgASgMIicKEVdyaXRlRmlsZVJlc3BvbnNlEhIKCnNpemVfYnl0ZXMYASABKAMiNQoRRGVsZXRlRmlsZVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIMCgRwYXRoGAIgASgJIhQKEkRlbGV0ZUZpbGVSZXNwb25zZSI6ChZEZWxldGVEaXJlY3RvcnlSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDAoEcGF0aBgCIAEoCSIZChdEZWxldGVEaXJlY3RvcnlSZXNwb25zZSJIChZDcmVhdGVEaXJlY3RvcnlSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDAoEcGF0aBgCIAEoCRIMCgRtb2RlGAMgASgJIhkKF0NyZWF0ZURpcmVjdG9yeVJlc3BvbnNlIkoKD01vdmVGaWxlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhAKCHNyY19wYXRoGAIgASgJEhEKCWRlc3RfcGF0aBgDIAEoCSISChBNb3ZlRmlsZVJlc3BvbnNlMsUNCglIb3N0QWdlbnQSVQoMU3RhcnRTZXNzaW9uEiEuaG9zdGFnZW50LnYxLlN0YXJ0U2Vzc2lvblJlcXVlc3QaIi5ob3N0YWdlbnQudjEuU3RhcnRTZXNzaW9uUmVzcG9uc2USUgoLU3RvcFNlc3Npb24SIC5ob3N0YWdlbnQudjEuU3RvcFNlc3Npb25SZXF1ZXN0GiEuaG9zdGFnZW50LnYxLlN0b3BTZXNzaW9uUmVzcG9uc2USWwoOV2FpdFNlc3Npb25FbmQSIy5ob3N0YWdlbnQudjEuV2FpdFNlc3Npb25FbmRSZXF1ZXN0GiQuaG9zdGFnZW50LnYxLldhaXRTZXNzaW9uRW5kUmVzcG9uc2USSQoIRmlsZUluZm8SHS5ob3N0YWdlbnQudjEuRmlsZUluZm9SZXF1ZXN0Gh4uaG9zdGFnZW50LnYxLkZpbGVJbmZvUmVzcG9uc2USSQoIUHJlc3NLZXkSHS5ob3N0YWdlbnQudjEuUHJlc3NLZXlSZXF1ZXN0Gh4uaG9zdGFnZW50LnYxLlByZXNzS2V5UmVzcG9uc2USSQoIRGVzY3JpYmUSHS5ob3N0YWdlbnQudjEuRGVzY3JpYmVSZXF1ZXN0Gh4uaG9zdGFnZW50LnYxLkRlc2NyaWJlUmVzcG9uc2USPgoDQ2RwEhguaG9zdGFnZW50LnYxLkNkcFJlcXVlc3QaGS5ob3N0YWdlbnQudjEuQ2RwUmVzcG9uc2UoATABEmQKEUNhcHR1cmVTY3JlZW5zaG90EiYuaG9zdGFnZW50LnYxLkNhcHR1cmVTY3JlZW5zaG90UmVxdWVzdBonLmhvc3RhZ2VudC52MS5DYXB0dXJlU2NyZWVuc2hvdFJlc3BvbnNlEkwKCU1vdmVNb3VzZRIeLmhvc3RhZ2VudC52MS5Nb3ZlTW91c2VSZXF1ZXN0Gh8uaG9zdGFnZW50LnYxLk1vdmVNb3VzZVJlc3BvbnNlEk8KCkNsaWNrTW91c2USHy5ob3N0YWdlbnQudjEuQ2xpY2tNb3VzZVJlcXVlc3QaIC5ob3N0YWdlbnQudjEuQ2xpY2tNb3VzZVJlc3BvbnNlEkwKCURyYWdNb3VzZRIeLmhvc3RhZ2VudC52MS5EcmFnTW91c2VSZXF1ZXN0Gh8uaG9zdGFnZW50LnYxLkRyYWdNb3VzZVJlc3BvbnNlEkMKBlNjcm9sbBIbLmhvc3RhZ2VudC52MS5TY3JvbGxSZXF1ZXN0GhwuaG9zdGFnZW50LnYxLlNjcm9sbFJlc3BvbnNlEmEKEEdldE1vdXNlUG9zaXRpb24SJS5ob3N0YWdlbnQudjEuR2V0TW91c2VQb3NpdGlvblJlcXVlc3QaJi5ob3N0YWdlbnQudjEuR2V0TW91c2VQb3NpdGlvblJlc3BvbnNlEkkKCFR5cGVUZXh0Eh0uaG9zdGFnZW50LnYxLlR5cGVUZXh0UmVxdWVzdBoeLmhvc3RhZ2VudC52MS5UeXBlVGV4dFJlc3BvbnNlEkwKCUxpc3RGaWxlcxIeLmhvc3RhZ2VudC52MS5MaXN0RmlsZXNSZXF1ZXN0Gh8uaG9zdGFnZW50LnYxLkxpc3RGaWxlc1Jlc3BvbnNlEk0KCFJlYWRGaWxlEh0uaG9zdGFnZW50LnYxLlJlYWRGaWxlUmVxdWVzdBoeLmhvc3RhZ2VudC52MS5SZWFkRmlsZVJlc3BvbnNlKAEwARJQCglXcml0ZUZpbGUSHi5ob3N0YWdlbnQudjEuV3JpdGVGaWxlUmVxdWVzdBofLmhvc3RhZ2VudC52MS5Xcml0ZUZpbGVSZXNwb25zZSgBMAESTwoKRGVsZXRlRmlsZRIfLmhvc3RhZ2VudC52MS5EZWxldGVGaWxlUmVxdWVzdBogLmhvc3RhZ2VudC52MS5EZWxldGVGaWxlUmVzcG9uc2USXgoPRGVsZXRlRGlyZWN0b3J5EiQuaG9zdGFnZW50LnYxLkRlbGV0ZURpcmVjdG9yeVJlcXVlc3QaJS5ob3N0YWdlbnQudjEuRGVsZXRlRGlyZWN0b3J5UmVzcG9uc2USXgoPQ3JlYXRlRGlyZWN0b3J5EiQuaG9zdGFnZW50LnYxLkNyZWF0ZURpcmVjdG9yeVJlcXVlc3QaJS5ob3N0YWdlbnQudjEuQ3JlYXRlRGlyZWN0b3J5UmVzcG9uc2USSQoITW92ZUZpbGUSHS5ob3N0YWdlbnQudjEuTW92ZUZpbGVSZXF1ZXN0Gh4uaG9zdGFnZW50LnYxLk1vdmVGaWxlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * Describes the message hostagent.v1.StartSessionRequest.
@@ -19,305 +19,312 @@ export const StartSessionRequestSchema = /*@__PURE__*/
   messageDesc(file_hostagent_v1_host_agent, 0);
 
 /**
+ * Describes the message hostagent.v1.ProxyRoute.
+ * Use `create(ProxyRouteSchema)` to create a new message.
+ */
+export const ProxyRouteSchema = /*@__PURE__*/
+  messageDesc(file_hostagent_v1_host_agent, 1);
+
+/**
  * Describes the message hostagent.v1.StartSessionResponse.
  * Use `create(StartSessionResponseSchema)` to create a new message.
  */
 export const StartSessionResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 1);
+  messageDesc(file_hostagent_v1_host_agent, 2);
 
 /**
  * Describes the message hostagent.v1.StopSessionRequest.
  * Use `create(StopSessionRequestSchema)` to create a new message.
  */
 export const StopSessionRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 2);
+  messageDesc(file_hostagent_v1_host_agent, 3);
 
 /**
  * Describes the message hostagent.v1.StopSessionResponse.
  * Use `create(StopSessionResponseSchema)` to create a new message.
  */
 export const StopSessionResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 3);
+  messageDesc(file_hostagent_v1_host_agent, 4);
 
 /**
  * Describes the message hostagent.v1.WaitSessionEndRequest.
  * Use `create(WaitSessionEndRequestSchema)` to create a new message.
  */
 export const WaitSessionEndRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 4);
+  messageDesc(file_hostagent_v1_host_agent, 5);
 
 /**
  * Describes the message hostagent.v1.WaitSessionEndResponse.
  * Use `create(WaitSessionEndResponseSchema)` to create a new message.
  */
 export const WaitSessionEndResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 5);
+  messageDesc(file_hostagent_v1_host_agent, 6);
 
 /**
  * Describes the message hostagent.v1.FileInfoRequest.
  * Use `create(FileInfoRequestSchema)` to create a new message.
  */
 export const FileInfoRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 6);
+  messageDesc(file_hostagent_v1_host_agent, 7);
 
 /**
  * Describes the message hostagent.v1.FileInfoResponse.
  * Use `create(FileInfoResponseSchema)` to create a new message.
  */
 export const FileInfoResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 7);
+  messageDesc(file_hostagent_v1_host_agent, 8);
 
 /**
  * Describes the message hostagent.v1.PressKeyRequest.
  * Use `create(PressKeyRequestSchema)` to create a new message.
  */
 export const PressKeyRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 8);
+  messageDesc(file_hostagent_v1_host_agent, 9);
 
 /**
  * Describes the message hostagent.v1.PressKeyResponse.
  * Use `create(PressKeyResponseSchema)` to create a new message.
  */
 export const PressKeyResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 9);
+  messageDesc(file_hostagent_v1_host_agent, 10);
 
 /**
  * Describes the message hostagent.v1.DescribeRequest.
  * Use `create(DescribeRequestSchema)` to create a new message.
  */
 export const DescribeRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 10);
+  messageDesc(file_hostagent_v1_host_agent, 11);
 
 /**
  * Describes the message hostagent.v1.DescribeResponse.
  * Use `create(DescribeResponseSchema)` to create a new message.
  */
 export const DescribeResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 11);
+  messageDesc(file_hostagent_v1_host_agent, 12);
 
 /**
  * Describes the message hostagent.v1.CdpRequest.
  * Use `create(CdpRequestSchema)` to create a new message.
  */
 export const CdpRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 12);
+  messageDesc(file_hostagent_v1_host_agent, 13);
 
 /**
  * Describes the message hostagent.v1.CdpResponse.
  * Use `create(CdpResponseSchema)` to create a new message.
  */
 export const CdpResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 13);
+  messageDesc(file_hostagent_v1_host_agent, 14);
 
 /**
  * Describes the message hostagent.v1.Region.
  * Use `create(RegionSchema)` to create a new message.
  */
 export const RegionSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 14);
+  messageDesc(file_hostagent_v1_host_agent, 15);
 
 /**
  * Describes the message hostagent.v1.CaptureScreenshotRequest.
  * Use `create(CaptureScreenshotRequestSchema)` to create a new message.
  */
 export const CaptureScreenshotRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 15);
+  messageDesc(file_hostagent_v1_host_agent, 16);
 
 /**
  * Describes the message hostagent.v1.CaptureScreenshotResponse.
  * Use `create(CaptureScreenshotResponseSchema)` to create a new message.
  */
 export const CaptureScreenshotResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 16);
+  messageDesc(file_hostagent_v1_host_agent, 17);
 
 /**
  * Describes the message hostagent.v1.Point.
  * Use `create(PointSchema)` to create a new message.
  */
 export const PointSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 17);
+  messageDesc(file_hostagent_v1_host_agent, 18);
 
 /**
  * Describes the message hostagent.v1.MoveMouseRequest.
  * Use `create(MoveMouseRequestSchema)` to create a new message.
  */
 export const MoveMouseRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 18);
+  messageDesc(file_hostagent_v1_host_agent, 19);
 
 /**
  * Describes the message hostagent.v1.ClickMouseRequest.
  * Use `create(ClickMouseRequestSchema)` to create a new message.
  */
 export const ClickMouseRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 19);
+  messageDesc(file_hostagent_v1_host_agent, 20);
 
 /**
  * Describes the message hostagent.v1.DragMouseRequest.
  * Use `create(DragMouseRequestSchema)` to create a new message.
  */
 export const DragMouseRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 20);
+  messageDesc(file_hostagent_v1_host_agent, 21);
 
 /**
  * Describes the message hostagent.v1.ScrollRequest.
  * Use `create(ScrollRequestSchema)` to create a new message.
  */
 export const ScrollRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 21);
+  messageDesc(file_hostagent_v1_host_agent, 22);
 
 /**
  * Describes the message hostagent.v1.MoveMouseResponse.
  * Use `create(MoveMouseResponseSchema)` to create a new message.
  */
 export const MoveMouseResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 22);
+  messageDesc(file_hostagent_v1_host_agent, 23);
 
 /**
  * Describes the message hostagent.v1.ClickMouseResponse.
  * Use `create(ClickMouseResponseSchema)` to create a new message.
  */
 export const ClickMouseResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 23);
+  messageDesc(file_hostagent_v1_host_agent, 24);
 
 /**
  * Describes the message hostagent.v1.DragMouseResponse.
  * Use `create(DragMouseResponseSchema)` to create a new message.
  */
 export const DragMouseResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 24);
+  messageDesc(file_hostagent_v1_host_agent, 25);
 
 /**
  * Describes the message hostagent.v1.ScrollResponse.
  * Use `create(ScrollResponseSchema)` to create a new message.
  */
 export const ScrollResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 25);
+  messageDesc(file_hostagent_v1_host_agent, 26);
 
 /**
  * Describes the message hostagent.v1.GetMousePositionRequest.
  * Use `create(GetMousePositionRequestSchema)` to create a new message.
  */
 export const GetMousePositionRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 26);
+  messageDesc(file_hostagent_v1_host_agent, 27);
 
 /**
  * Describes the message hostagent.v1.GetMousePositionResponse.
  * Use `create(GetMousePositionResponseSchema)` to create a new message.
  */
 export const GetMousePositionResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 27);
+  messageDesc(file_hostagent_v1_host_agent, 28);
 
 /**
  * Describes the message hostagent.v1.TypeTextRequest.
  * Use `create(TypeTextRequestSchema)` to create a new message.
  */
 export const TypeTextRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 28);
+  messageDesc(file_hostagent_v1_host_agent, 29);
 
 /**
  * Describes the message hostagent.v1.TypeTextResponse.
  * Use `create(TypeTextResponseSchema)` to create a new message.
  */
 export const TypeTextResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 29);
+  messageDesc(file_hostagent_v1_host_agent, 30);
 
 /**
  * Describes the message hostagent.v1.ListFilesRequest.
  * Use `create(ListFilesRequestSchema)` to create a new message.
  */
 export const ListFilesRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 30);
+  messageDesc(file_hostagent_v1_host_agent, 31);
 
 /**
  * Describes the message hostagent.v1.ListFilesResponse.
  * Use `create(ListFilesResponseSchema)` to create a new message.
  */
 export const ListFilesResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 31);
+  messageDesc(file_hostagent_v1_host_agent, 32);
 
 /**
  * Describes the message hostagent.v1.ReadFileRequest.
  * Use `create(ReadFileRequestSchema)` to create a new message.
  */
 export const ReadFileRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 32);
+  messageDesc(file_hostagent_v1_host_agent, 33);
 
 /**
  * Describes the message hostagent.v1.ReadFileResponse.
  * Use `create(ReadFileResponseSchema)` to create a new message.
  */
 export const ReadFileResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 33);
+  messageDesc(file_hostagent_v1_host_agent, 34);
 
 /**
  * Describes the message hostagent.v1.WriteFileRequest.
  * Use `create(WriteFileRequestSchema)` to create a new message.
  */
 export const WriteFileRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 34);
+  messageDesc(file_hostagent_v1_host_agent, 35);
 
 /**
  * Describes the message hostagent.v1.WriteFileResponse.
  * Use `create(WriteFileResponseSchema)` to create a new message.
  */
 export const WriteFileResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 35);
+  messageDesc(file_hostagent_v1_host_agent, 36);
 
 /**
  * Describes the message hostagent.v1.DeleteFileRequest.
  * Use `create(DeleteFileRequestSchema)` to create a new message.
  */
 export const DeleteFileRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 36);
+  messageDesc(file_hostagent_v1_host_agent, 37);
 
 /**
  * Describes the message hostagent.v1.DeleteFileResponse.
  * Use `create(DeleteFileResponseSchema)` to create a new message.
  */
 export const DeleteFileResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 37);
+  messageDesc(file_hostagent_v1_host_agent, 38);
 
 /**
  * Describes the message hostagent.v1.DeleteDirectoryRequest.
  * Use `create(DeleteDirectoryRequestSchema)` to create a new message.
  */
 export const DeleteDirectoryRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 38);
+  messageDesc(file_hostagent_v1_host_agent, 39);
 
 /**
  * Describes the message hostagent.v1.DeleteDirectoryResponse.
  * Use `create(DeleteDirectoryResponseSchema)` to create a new message.
  */
 export const DeleteDirectoryResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 39);
+  messageDesc(file_hostagent_v1_host_agent, 40);
 
 /**
  * Describes the message hostagent.v1.CreateDirectoryRequest.
  * Use `create(CreateDirectoryRequestSchema)` to create a new message.
  */
 export const CreateDirectoryRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 40);
+  messageDesc(file_hostagent_v1_host_agent, 41);
 
 /**
  * Describes the message hostagent.v1.CreateDirectoryResponse.
  * Use `create(CreateDirectoryResponseSchema)` to create a new message.
  */
 export const CreateDirectoryResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 41);
+  messageDesc(file_hostagent_v1_host_agent, 42);
 
 /**
  * Describes the message hostagent.v1.MoveFileRequest.
  * Use `create(MoveFileRequestSchema)` to create a new message.
  */
 export const MoveFileRequestSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 42);
+  messageDesc(file_hostagent_v1_host_agent, 43);
 
 /**
  * Describes the message hostagent.v1.MoveFileResponse.
  * Use `create(MoveFileResponseSchema)` to create a new message.
  */
 export const MoveFileResponseSchema = /*@__PURE__*/
-  messageDesc(file_hostagent_v1_host_agent, 43);
+  messageDesc(file_hostagent_v1_host_agent, 44);
 
 /**
  * HostAgent runs on every browser host. One agent is one browser slot: one X
