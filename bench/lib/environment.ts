@@ -192,6 +192,8 @@ export class BenchEnvironment {
         HOST_CHECK_INTERVAL_MS: "200",
         SECRETS_KEY: this.#secretsKey,
         LOG_LEVEL: "info",
+        // B14's upstream proxy is on loopback, which the address policy refuses by default.
+        PROXY_ALLOWED_NETWORKS: "127.0.0.0/8",
       },
       true,
     );

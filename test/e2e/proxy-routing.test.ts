@@ -1,0 +1,260 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import Kernel from "@onkernel/sdk";
+import { type Browser, chromium as playwright } from "playwright-core";
+import { Server as ProxyServer } from "proxy-chain";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * A session created with a proxy sends its browser's traffic through it, through the quick start
+ * as a user runs it (with PROXY_ALLOWED_NETWORKS=127.0.0.0/8, since every server here is on
+ * loopback): loopback upstream proxies that demand Basic credentials record what reaches them, and
+ * a loopback site records what reaches it.
+ */
+
+const QUICKSTART = fileURLToPath(new URL("../../scripts/quickstart.ts", import.meta.url));
+const READY_TIMEOUT_MS = 60_000;
+const PASSWORD = `pw-${Math.random().toString(36).slice(2)}-secret`;
+const TEMPLATE_PASSWORD = `tpl-${Math.random().toString(36).slice(2)}-secret`;
+
+interface Seen {
+  username: string;
+  password: string;
+  url: string;
+}
+
+/** An upstream proxy that demands `password` and records every request it is asked to carry. */
+class RecordingProxy {
+  readonly seen: Seen[] = [];
+  readonly #password: string;
+  server: ProxyServer | undefined;
+
+  constructor(password: string) {
+    this.#password = password;
+  }
+
+  /** Listens on `port` (any free one when 0). */
+  async start(port = 0): Promise<void> {
+    this.server = new ProxyServer({
+      host: "127.0.0.1",
+      port,
+      prepareRequestFunction: ({ username, password, request }) => {
+        this.seen.push({ username, password, url: request.url ?? "" });
+        return { requestAuthentication: password !== this.#password };
+      },
+    });
+    await this.server.listen();
+  }
+
+  async stop(): Promise<void> {
+    await this.server?.close(true);
+  }
+
+  get port(): number {
+    return this.server?.port ?? 0;
+  }
+}
+
+let dataDir: string;
+let child: ReturnType<typeof spawn>;
+let output = "";
+let kernel: Kernel;
+let site: Server;
+let sitePort: number;
+/** Paths the site served, in order. */
+const served: string[] = [];
+const upstream = new RecordingProxy(PASSWORD);
+const templated = new RecordingProxy(TEMPLATE_PASSWORD);
+let browser: Browser | undefined;
+
+const PAGE = `<!doctype html><html><body><p id="p">page</p><img src="/pixel.gif"><script src="/app.js"></script></body></html>`;
+
+beforeAll(async () => {
+  site = createServer((request, response) => {
+    served.push(request.url ?? "");
+    if (request.url?.endsWith(".js")) response.writeHead(200, { "content-type": "text/javascript" }).end("1;");
+    else if (request.url?.endsWith(".gif")) response.writeHead(204).end();
+    else response.writeHead(200, { "content-type": "text/html" }).end(PAGE);
+  });
+  await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
+  sitePort = (site.address() as AddressInfo).port;
+  await upstream.start();
+  await templated.start();
+
+  dataDir = mkdtempSync(join(tmpdir(), "proxy-routing-"));
+  child = spawn(process.execPath, [QUICKSTART], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATA_DIR: dataDir,
+      PORT: "0",
+      QUICKSTART_BROWSERS: "1",
+      LOG_LEVEL: "debug",
+      PROXY_ALLOWED_NETWORKS: "127.0.0.0/8",
+      PROXY_URL_TEMPLATE_RESIDENTIAL: `http://res-{session}-{country}:${TEMPLATE_PASSWORD}@127.0.0.1:${templated.port}`,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  for (const stream of [child.stdout, child.stderr]) {
+    stream?.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8");
+    });
+  }
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (!output.includes("Ctrl-C stops everything.")) {
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`the quick start did not come up:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const baseURL = /export KERNEL_BASE_URL=(\S+)/.exec(output)?.[1];
+  const apiKey = /export KERNEL_API_KEY=(\S+)/.exec(output)?.[1];
+  kernel = new Kernel({ baseURL, apiKey, maxRetries: 0 });
+  // The one browser is the session the quick start made; each test takes it in turn.
+  await kernel.browsers.deleteByID((await kernel.browsers.retrieve("local")).session_id);
+}, READY_TIMEOUT_MS + 10_000);
+
+afterEach(async () => {
+  await browser?.close().catch(() => undefined);
+  browser = undefined;
+  for await (const session of kernel.browsers.list()) await kernel.browsers.deleteByID(session.session_id);
+});
+
+afterAll(async () => {
+  if (child?.exitCode === null && child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+  rmSync(dataDir, { recursive: true, force: true });
+  await upstream.stop();
+  await templated.stop();
+  await new Promise<void>((resolve) => site?.close(() => resolve()));
+});
+
+/** Creates a session (through `proxyId` when given) and opens its first page over CDP. */
+async function sessionPage(proxyId?: string) {
+  const session = await kernel.browsers.create(proxyId ? { proxy_id: proxyId } : {});
+  browser = await playwright.connectOverCDP(session.cdp_ws_url);
+  const page = browser.contexts()[0]?.pages()[0] ?? (await browser.newPage());
+  return { session, page };
+}
+
+async function customProxy(fields: { bypass_hosts?: string[] } = {}) {
+  return kernel.proxies.create({
+    type: "custom",
+    protocol: "http",
+    config: { host: "127.0.0.1", port: upstream.port, username: "alice", password: PASSWORD },
+    ...fields,
+  });
+}
+
+const siteUrl = (host: string, path: string) => `http://${host}:${sitePort}${path}`;
+
+/** The requests for the test's site (not the browser's own, such as its component updater's). */
+function toSite(seen: Seen[]): Seen[] {
+  return seen.filter((entry) => new URL(entry.url).port === String(sitePort));
+}
+
+describe("a session's browser traffic", { timeout: 60_000 }, () => {
+  it("goes through its proxy, every request the page makes, with the proxy's credentials", async () => {
+    const proxy = await customProxy();
+    const { page } = await sessionPage(proxy.id);
+    upstream.seen.length = 0;
+    served.length = 0;
+    await page.goto(siteUrl("127.0.0.1", "/routed"), { waitUntil: "load" });
+    expect(await page.textContent("#p")).toBe("page");
+    // Chromium asks for /favicon.ico on its own, at a time of its choosing.
+    const pages = (paths: string[]) => paths.filter((path) => path !== "/favicon.ico").sort();
+    expect(pages(served)).toEqual(["/app.js", "/pixel.gif", "/routed"]);
+    expect(pages(toSite(upstream.seen).map((seen) => new URL(seen.url).pathname))).toEqual(pages(served));
+    for (const seen of upstream.seen) expect(seen).toMatchObject({ username: "alice", password: PASSWORD });
+  });
+
+  it("goes straight to a bypass host, and through the proxy for any other", async () => {
+    const proxy = await customProxy({ bypass_hosts: ["localhost"] });
+    const { page } = await sessionPage(proxy.id);
+    upstream.seen.length = 0;
+    await page.goto(siteUrl("localhost", "/bypassed"), { waitUntil: "load" });
+    expect(served).toContain("/bypassed");
+    expect(toSite(upstream.seen)).toEqual([]);
+    await page.goto(siteUrl("127.0.0.1", "/proxied"), { waitUntil: "load" });
+    expect(toSite(upstream.seen).map((seen) => seen.url)).toContain(siteUrl("127.0.0.1", "/proxied"));
+  });
+
+  it("of a session without a proxy does not go through one", async () => {
+    const { page } = await sessionPage();
+    upstream.seen.length = 0;
+    templated.seen.length = 0;
+    await page.goto(siteUrl("127.0.0.1", "/direct"), { waitUntil: "load" });
+    expect(served).toContain("/direct");
+    // Not even Chromium's own background requests.
+    expect(upstream.seen).toEqual([]);
+    expect(templated.seen).toEqual([]);
+  });
+
+  it("fails with a proxy error once the proxy is gone, and is never fetched directly instead", async () => {
+    const proxy = await customProxy();
+    const { page } = await sessionPage(proxy.id);
+    await page.goto(siteUrl("127.0.0.1", "/before"), { waitUntil: "load" });
+    const port = upstream.port;
+    await upstream.stop();
+    try {
+      served.length = 0;
+      const answer = await page.goto(siteUrl("127.0.0.1", "/after"), { waitUntil: "load" }).then(
+        (response) => `status ${response?.status()}`,
+        (error: Error) => error.message,
+      );
+      // proxy-chain answers 5xx codes of its own (594: the upstream refused the connection).
+      expect(answer).toMatch(/status 5\d\d|net::ERR_(PROXY|TUNNEL)/);
+      expect(served).toEqual([]);
+      // The check shows the session's proxy is down.
+      const checked = await kernel.proxies.check(proxy.id as string);
+      expect(checked.status).toBe("unavailable");
+    } finally {
+      // Back on the same port, for the tests after this one.
+      await upstream.start(port);
+    }
+  });
+});
+
+describe("a managed proxy", { timeout: 60_000 }, () => {
+  it("routes through its type's URL template, filled in with its config and the session's id", async () => {
+    const proxy = await kernel.proxies.create({ type: "residential", config: { country: "DE" } });
+    const { session, page } = await sessionPage(proxy.id);
+    await page.goto(siteUrl("127.0.0.1", "/templated"), { waitUntil: "load" });
+    expect(templated.seen.length).toBeGreaterThan(0);
+    for (const seen of templated.seen) {
+      expect(seen).toMatchObject({ username: `res-${session.session_id}-DE`, password: TEMPLATE_PASSWORD });
+    }
+  });
+
+  it("of a type without a template is refused with 400 naming the setting, and takes no host", async () => {
+    const proxy = await kernel.proxies.create({ type: "datacenter", config: { country: "US" } });
+    const refusal = await kernel.browsers.create({ proxy_id: proxy.id }).catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ status: 400 });
+    expect((refusal as Error).message).toContain("PROXY_URL_TEMPLATE_DATACENTER");
+    // The one host is still free.
+    await kernel.browsers.create({});
+  });
+});
+
+describe("the proxy's password", () => {
+  it("appears in no log line and no response", async () => {
+    const proxy = await customProxy();
+    const responses = JSON.stringify([
+      await kernel.proxies.retrieve(proxy.id as string),
+      await kernel.proxies.list(),
+      await kernel.browsers.create({ proxy_id: proxy.id }),
+      await kernel.browsers.list(),
+    ]);
+    expect(responses).not.toContain(PASSWORD);
+    const logs = readdirSync(join(dataDir, "logs")).map((name) => readFileSync(join(dataDir, "logs", name), "utf8"));
+    expect(logs.join("\n").length).toBeGreaterThan(0);
+    for (const text of [...logs, output]) {
+      expect(text).not.toContain(PASSWORD);
+      expect(text).not.toContain(TEMPLATE_PASSWORD);
+    }
+  });
+});
