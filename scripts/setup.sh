@@ -75,6 +75,8 @@ check() {
     # setxkbmap and the layouts it loads: AGENT_KEYBOARD_LAYOUT sets the agent's display's layout.
     has setxkbmap || need x11-xkb-utils "setxkbmap"
     [ -d /usr/share/X11/xkb/symbols ] || need xkb-data "/usr/share/X11/xkb/symbols"
+    # certutil: a session whose proxy has a CA bundle gets it in its browser's NSS database.
+    has certutil || need libnss3-tools "certutil"
     # unshare: the host agent tries `unshare --user true` to learn whether Chromium's sandbox can
     # work here (without it, Chromium always runs unsandboxed); runuser: the tests run PostgreSQL
     # as its own user when they run as root.

@@ -1,9 +1,11 @@
-import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Duplex } from "node:stream";
 import { fileURLToPath } from "node:url";
 import Kernel from "@onkernel/sdk";
 import { type Browser, chromium as playwright } from "playwright-core";
@@ -237,6 +239,96 @@ describe("a managed proxy", { timeout: 60_000 }, () => {
     expect((refusal as Error).message).toContain("PROXY_URL_TEMPLATE_DATACENTER");
     // The one host is still free.
     await kernel.browsers.create({});
+  });
+});
+
+/**
+ * A CA, and a certificate it signed for `secure.test`: what a TLS-intercepting proxy presents
+ * for the sites it intercepts.
+ */
+function interceptionCertificates(dir: string): { ca: string; cert: string; key: string } {
+  const file = (name: string) => join(dir, name);
+  const ec = ["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"];
+  execFileSync("openssl", ["genpkey", ...ec, "-out", file("ca.key")]);
+  execFileSync("openssl", [
+    ...["req", "-x509", "-key", file("ca.key"), "-subj", "/CN=Intercepting test CA", "-days", "2"],
+    ...["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"],
+    ...["-out", file("ca.crt")],
+  ]);
+  execFileSync("openssl", ["genpkey", ...ec, "-out", file("site.key")]);
+  execFileSync("openssl", [
+    "req",
+    "-new",
+    "-key",
+    file("site.key"),
+    "-subj",
+    "/CN=secure.test",
+    "-out",
+    file("site.csr"),
+  ]);
+  writeFileSync(file("site.ext"), "subjectAltName=DNS:secure.test\nextendedKeyUsage=serverAuth\n");
+  execFileSync("openssl", [
+    ...["x509", "-req", "-in", file("site.csr"), "-CA", file("ca.crt"), "-CAkey", file("ca.key")],
+    ...["-set_serial", "7", "-days", "2", "-extfile", file("site.ext"), "-out", file("site.crt")],
+  ]);
+  return {
+    ca: readFileSync(file("ca.crt"), "utf8"),
+    cert: readFileSync(file("site.crt"), "utf8"),
+    key: readFileSync(file("site.key"), "utf8"),
+  };
+}
+
+describe("a proxy that intercepts TLS", { timeout: 60_000 }, () => {
+  let proxy: Server;
+  let certificates: ReturnType<typeof interceptionCertificates>;
+  const tunnels = new Set<Duplex>();
+
+  beforeAll(async () => {
+    certificates = interceptionCertificates(mkdtempSync(join(dataDir, "interception-")));
+    // Answers every CONNECT itself and plays the site, with a certificate of its own CA.
+    const site = createTlsServer({ key: certificates.key, cert: certificates.cert }, (_request, response) =>
+      response.writeHead(200, { "content-type": "text/html" }).end(`<p id="p">intercepted</p>`),
+    );
+    proxy = createServer().on("connect", (_request, socket) => {
+      tunnels.add(socket);
+      socket.once("close", () => tunnels.delete(socket));
+      socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      site.emit("connection", socket);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  });
+
+  afterAll(async () => {
+    // Tunnels left the HTTP server's hands at CONNECT: closeAllConnections does not see them.
+    for (const socket of tunnels) socket.destroy();
+    proxy.closeAllConnections();
+    await new Promise((resolve) => proxy.close(resolve));
+  });
+
+  const interceptingProxy = (caBundle?: string) =>
+    kernel.proxies.create({
+      type: "custom",
+      protocol: "http",
+      config: {
+        host: "127.0.0.1",
+        port: (proxy.address() as AddressInfo).port,
+        ...(caBundle && { ca_bundle: caBundle }),
+      },
+    });
+
+  it("is trusted by the session's browser when its CA is the proxy's ca_bundle", async () => {
+    const { page } = await sessionPage((await interceptingProxy(certificates.ca)).id);
+    await page.goto("https://secure.test/", { waitUntil: "load" });
+    expect(await page.textContent("#p")).toBe("intercepted");
+  });
+
+  it("is not trusted without it", async () => {
+    const { page } = await sessionPage((await interceptingProxy()).id);
+    const outcome = await page.goto("https://secure.test/").then(
+      () => "loaded",
+      (error: Error) => error.message,
+    );
+    expect(outcome).toContain("net::ERR_CERT_AUTHORITY_INVALID");
   });
 });
 

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { focusWindowOf } from "../display/window-focus.ts";
 import type { Logger } from "../logger.ts";
+import { trustCertificates } from "./ca-trust.ts";
 import { type Browser, launchChromium, type WindowSize } from "./launch.ts";
 import { makeBrowserDir, removeBrowserDir } from "./profile.ts";
 
@@ -24,10 +25,16 @@ const BROWSER_KILL_GRACE_MS = 2_000;
  * Launches a fresh Chromium in a new, empty directory of its own, its window focused. The
  * directory is deleted again when the launch fails.
  */
-export async function launchFreshBrowser(options: BrowserFactoryOptions): Promise<Browser> {
+export async function launchFreshBrowser(
+  options: BrowserFactoryOptions & {
+    /** PEM CAs the browser trusts for sites besides the public roots (see ca-trust.ts). */
+    trustedCas?: string;
+  },
+): Promise<Browser> {
   const dir = await makeBrowserDir(options.dataDir, `${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`);
   let browser: Browser | undefined;
   try {
+    if (options.trustedCas) await trustCertificates(dir.home, options.trustedCas);
     browser = await launchChromium({ ...options, dir });
     if (options.display !== undefined) await focusWindowOf(options.display, browser.pid, FOCUS_TIMEOUT_MS);
     return browser;
@@ -108,17 +115,19 @@ export class WarmSpare {
 
   /**
    * The spare (waiting for it if it is still launching), or a browser launched now when there is
-   * none or it failed. The caller owns the browser it gets.
+   * none or it failed. A session that must trust more CAs (`trustedCas`: Chromium reads them at
+   * start) gets a browser launched now, and the spare is destroyed: two windows on one display
+   * would fight for its focus. The caller owns the browser it gets.
    */
-  async take(): Promise<Browser> {
+  async take(trustedCas = ""): Promise<Browser> {
     this.#takes++;
     clearTimeout(this.#retry);
     const spare = this.#spare;
     this.#spare = undefined;
     const browser = spare && (await spare);
-    if (browser?.alive) return browser;
+    if (browser?.alive && trustedCas === "") return browser;
     if (browser) await destroyBrowser(browser);
-    return this.#launch();
+    return this.#launch(trustedCas);
   }
 
   /** Destroys the spare, and stops making new ones. */
@@ -131,9 +140,9 @@ export class WarmSpare {
     if (browser) await destroyBrowser(browser);
   }
 
-  async #launch(): Promise<Browser> {
+  async #launch(trustedCas = ""): Promise<Browser> {
     try {
-      const browser = await launchFreshBrowser(this.#options);
+      const browser = await launchFreshBrowser({ ...this.#options, trustedCas });
       this.#setHealthy(true);
       return browser;
     } catch (error) {

@@ -169,7 +169,7 @@ export class BrowserSlot {
   async #launch(session: Session, proxy: ProxyRoute | undefined): Promise<SessionInfo> {
     const { spare, relay, logger } = this.#deps;
     try {
-      session.browser = await spare?.take();
+      session.browser = await spare?.take(proxy?.caBundle);
     } catch (error) {
       if (this.#state.kind === "starting" && this.#state.session === session) this.#state = { kind: "idle" };
       this.#remember(session.id, "the browser could not be started");
