@@ -7,6 +7,7 @@ import { startIdleReaper } from "./browsers/idle-reaper.ts";
 import { SessionLifecycle } from "./browsers/session-lifecycle.ts";
 import type { GatewayConfig } from "./config.ts";
 import { prepareDataDir } from "./data-dir.ts";
+import { HOST_CHECKERS_GROUP, HostCheckShare } from "./hosts/check-share.ts";
 import { startDnsDiscovery } from "./hosts/dns-discovery.ts";
 import { startHostPoller } from "./hosts/host-poller.ts";
 import { HostPool } from "./hosts/host-pool.ts";
@@ -62,8 +63,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       config.hostCheckIntervalMs,
       logger,
     ));
+  // Replicas on one PostgreSQL store split the host checks between them.
+  const share = new HostCheckShare(store.sql.join?.(HOST_CHECKERS_GROUP));
   const hostPoller = await startHostPoller(
-    { store, hosts, lifecycle, timeoutMs: config.agentTimeoutMs },
+    { store, hosts, lifecycle, timeoutMs: config.agentTimeoutMs, share },
     config.hostCheckIntervalMs,
     logger,
   );
@@ -135,6 +138,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         server.closeIdleConnections();
       });
       await Promise.all([dnsDiscovery?.stop(), hostPoller.stop(), idleReaper.stop(), lifecycle.close()]);
+      await share.close();
       hosts.close();
       await store.close();
     },

@@ -1,7 +1,8 @@
 import { AGENT_RESTARTED_REASON, type SessionLifecycle } from "../browsers/session-lifecycle.ts";
 import { keepHostHealthOf, setHostHealth } from "../metrics/host-health.ts";
-import type { HostCheckResult } from "../store/hosts.ts";
+import type { HostCheckResult, HostDescription, HostRecord } from "../store/hosts.ts";
 import type { Store } from "../store/store.ts";
+import type { HostCheckShare } from "./check-share.ts";
 import type { HostPool } from "./host-pool.ts";
 
 export interface HostCheckDeps {
@@ -10,6 +11,27 @@ export interface HostCheckDeps {
   lifecycle: SessionLifecycle;
   /** Deadline of each call to the agent. */
   timeoutMs: number;
+  /** Which hosts this gateway checks; undefined: all of them. */
+  share?: HostCheckShare;
+}
+
+function sameDescription(a: HostDescription | null | undefined, b: HostDescription | null | undefined): boolean {
+  return (
+    a?.agentVersion === b?.agentVersion &&
+    a?.display === b?.display &&
+    a?.screenWidth === b?.screenWidth &&
+    a?.screenHeight === b?.screenHeight
+  );
+}
+
+/**
+ * Whether a check found something the store does not know yet. Only then is it written: a fleet
+ * whose hosts stay as they are costs the store no write at all. Why a host is not serving
+ * (the detail) is written with a change of health, not each time its wording changes.
+ */
+function changed(stored: HostRecord | undefined, result: HostCheckResult): boolean {
+  if (!stored || stored.health !== result.health) return true;
+  return result.health === "serving" && !sameDescription(stored.description, result.description);
 }
 
 /**
@@ -17,7 +39,7 @@ export interface HostCheckDeps {
  * (Describe), stores the answer, and brings the host in line with the store (reconcile). Only a
  * host that answered both can take a session.
  */
-export async function checkHost(deps: HostCheckDeps, address: string): Promise<HostCheckResult> {
+export async function checkHost(deps: HostCheckDeps, address: string, stored?: HostRecord): Promise<HostCheckResult> {
   const checkedAt = new Date().toISOString();
   let result: HostCheckResult;
   try {
@@ -41,7 +63,7 @@ export async function checkHost(deps: HostCheckDeps, address: string): Promise<H
   } catch (error) {
     result = { health: "unreachable", detail: (error as Error).message, checkedAt };
   }
-  await deps.store.hosts.recordCheck(address, result);
+  if (changed(stored, result)) await deps.store.hosts.recordCheck(address, result);
   setHostHealth(address, result.health === "serving");
   if (result.running) await reconcile(deps, address, result.running);
   return result;
@@ -76,18 +98,24 @@ async function reconcile(deps: HostCheckDeps, address: string, running: { sessio
 }
 
 /**
- * Checks every known host once, in parallel. Every replica may do this at the same time: a
- * result is stored only if no check that started later was stored first.
+ * Checks once, in parallel, every known host that is this gateway's to check (see HostCheckShare).
+ * Two gateways may check one host at the same time (while one joins or leaves): a result is stored
+ * only if no check that started later was stored first.
  */
 export async function checkAllHosts(
   deps: HostCheckDeps,
   onChange: (address: string, from: string, to: HostCheckResult) => void,
 ): Promise<void> {
-  const known = await deps.store.hosts.list();
+  const [known, mine] = await Promise.all([deps.store.hosts.list(), deps.share?.current() ?? (() => true)]);
   keepHostHealthOf(known.map((host) => host.address));
   await Promise.all(
     known.map(async (host) => {
-      const result = await checkHost(deps, host.address);
+      // Another gateway checks it: this one's metric follows the store.
+      if (!mine(host.address)) {
+        setHostHealth(host.address, host.health === "serving");
+        return;
+      }
+      const result = await checkHost(deps, host.address, host);
       if (result.health !== host.health) onChange(host.address, host.health, result);
     }),
   );

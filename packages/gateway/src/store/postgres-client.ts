@@ -1,6 +1,13 @@
 import pg from "pg";
 import { PostgresListener } from "./postgres-listener.ts";
-import { type ChangeWatch, type SqlClient, StoreUnavailableError, UniqueViolationError } from "./sql-client.ts";
+import { PostgresMembership } from "./postgres-membership.ts";
+import {
+  type ChangeWatch,
+  type Membership,
+  type SqlClient,
+  StoreUnavailableError,
+  UniqueViolationError,
+} from "./sql-client.ts";
 
 // Classes of SQLSTATE that mean "the database is not there right now", not "your query is wrong":
 // 08 connection exception, 53 insufficient resources, 57 operator intervention (e.g. shutdown), 58 system error.
@@ -63,6 +70,7 @@ export class PostgresClient implements SqlClient {
   readonly #plain: SqlClient;
   readonly #options: PostgresOptions;
   readonly #listeners: PostgresListener[] = [];
+  readonly #memberships: PostgresMembership[] = [];
 
   constructor(options: PostgresOptions) {
     this.#options = options;
@@ -114,7 +122,20 @@ export class PostgresClient implements SqlClient {
     return listener;
   }
 
+  /** Opens one more connection, which holds this process's membership of `group` until close(). */
+  join(group: number): Membership {
+    const membership = new PostgresMembership(
+      this.#options.connectionString,
+      group,
+      this.#options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      { query: async (sql, params) => ({ rows: await this.query<{ key: number }>(sql, params) }) },
+    );
+    this.#memberships.push(membership);
+    return membership;
+  }
+
   async close(): Promise<void> {
+    await Promise.all(this.#memberships.map((membership) => membership.close()));
     await Promise.all(this.#listeners.map((listener) => listener.close()));
     await this.#pool.end();
   }

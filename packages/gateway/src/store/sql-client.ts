@@ -12,6 +12,20 @@ export interface SqlClient {
   close(): Promise<void>;
   /** Present on a store's own client, not on a transaction's. */
   watch?(channel: string): ChangeWatch;
+  /**
+   * Makes this process a member of a group of processes sharing the database, until close():
+   * PostgreSQL only (an embedded SQLite store has one gateway).
+   */
+  join?(group: number): Membership;
+}
+
+/** This process's place among the live members of a group (see PostgresMembership). */
+export interface Membership {
+  /** This member's key; undefined while it is not (yet, or any more) a member. */
+  readonly self: string | undefined;
+  /** The keys of every live member, this one's included; undefined while this one is not a member. */
+  members(): Promise<string[] | undefined>;
+  close(): Promise<void>;
 }
 
 /**

@@ -1,0 +1,58 @@
+import type { Membership } from "../store/sql-client.ts";
+
+/** FNV-1a, 32 bits: cheap, and spread well enough to deal hosts out evenly. */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
+}
+
+/**
+ * The member that checks `address`: the one with the highest score for it (rendezvous hashing),
+ * so when a member leaves only its own hosts move, each to one of the others, and when one joins
+ * it takes about its share from each.
+ */
+export function ownerOf(address: string, members: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestScore = -1;
+  for (const member of members) {
+    const score = fnv1a(`${member}|${address}`);
+    if (score > bestScore || (score === bestScore && best !== undefined && member < best)) {
+      best = member;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+/**
+ * Which hosts this gateway checks. Gateways sharing a PostgreSQL store split the hosts between the
+ * live ones (see PostgresMembership), so the checks cost as much for ten replicas as for one; a
+ * gateway on SQLite is alone, and one that cannot tell who else is live (its membership connection
+ * is down) checks every host rather than leave some unchecked: a check made twice is harmless.
+ */
+export class HostCheckShare {
+  readonly #membership: Membership | undefined;
+
+  constructor(membership: Membership | undefined) {
+    this.#membership = membership;
+  }
+
+  /** A test of whether this gateway checks a host, valid for one round of checks. */
+  async current(): Promise<(address: string) => boolean> {
+    const self = this.#membership?.self;
+    const members = self === undefined ? undefined : await this.#membership?.members().catch(() => undefined);
+    if (self === undefined || members === undefined || !members.includes(self)) return () => true;
+    return (address) => ownerOf(address, members) === self;
+  }
+
+  close(): Promise<void> {
+    return this.#membership?.close() ?? Promise.resolve();
+  }
+}
+
+/** The advisory-lock group the gateways that share a store join to split the host checks ("host"). */
+export const HOST_CHECKERS_GROUP = 0x686f7374;
