@@ -4,6 +4,7 @@ import { isIP } from "node:net";
 import { resolve } from "node:path";
 import { createSecureContext } from "node:tls";
 import { type Network, parseNetwork } from "@browser-infra/contract";
+import { DEFAULT_MAX_UPLOAD_BYTES } from "./browsers/fs/write-file.ts";
 import {
   MANAGED_PROXY_TYPES,
   type ProxyUrlTemplates,
@@ -58,6 +59,8 @@ export interface GatewayConfig {
   cdpPingIntervalMs: number;
   /** Active sessions one organization may hold at once; 0: no limit (MAX_SESSIONS_PER_ORG). */
   maxSessionsPerOrg: number;
+  /** The largest body write_file takes (MAX_UPLOAD_BYTES); larger ones are refused with 413. */
+  maxUploadBytes: number;
   /** Proxy checks one organization may run at once on this replica (PROXY_CHECKS_CONCURRENT_PER_ORG). */
   proxyChecksConcurrentPerOrg: number;
   /** Proxy checks one organization may start per minute on this replica (PROXY_CHECKS_PER_MINUTE_PER_ORG). */
@@ -269,6 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     cdpTokenTtlSeconds: integer(env, "CDP_TOKEN_TTL_SECONDS", 86_400, 60, 2_592_000),
     cdpPingIntervalMs: integer(env, "CDP_PING_INTERVAL_MS", 30_000, 100, 3_600_000),
     maxSessionsPerOrg: integer(env, "MAX_SESSIONS_PER_ORG", 0, 0, 1_000_000),
+    maxUploadBytes: integer(env, "MAX_UPLOAD_BYTES", DEFAULT_MAX_UPLOAD_BYTES, 1, 1024 ** 4),
     proxyChecksConcurrentPerOrg: integer(env, "PROXY_CHECKS_CONCURRENT_PER_ORG", 4, 1, 1_000),
     proxyChecksPerMinutePerOrg: integer(env, "PROXY_CHECKS_PER_MINUTE_PER_ORG", 60, 1, 100_000),
     proxyAllowedNetworks: networkList(env, "PROXY_ALLOWED_NETWORKS"),

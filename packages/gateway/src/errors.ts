@@ -24,6 +24,7 @@ export const ERROR_TABLE = {
   display_unavailable: { status: 503, retry: false },
   no_host_available: { status: 503, retry: true },
   host_timeout: { status: 504, retry: true },
+  insufficient_storage: { status: 507, retry: false },
 } as const satisfies Record<string, { status: number; retry: boolean }>;
 
 export type ErrorCode = keyof typeof ERROR_TABLE;

@@ -82,6 +82,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     maxPressDurationMs: config.maxPressDurationMs,
     cdpUrls: new CdpUrls(cdpTokens, () => cdpOrigin),
     maxSessionsPerOrg: config.maxSessionsPerOrg,
+    maxUploadBytes: config.maxUploadBytes,
     proxyChecksPerOrg: {
       concurrent: config.proxyChecksConcurrentPerOrg,
       perMinute: config.proxyChecksPerMinutePerOrg,

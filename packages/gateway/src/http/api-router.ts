@@ -3,7 +3,7 @@ import type { z } from "zod";
 import { ApiError, invalidInput } from "../errors.ts";
 import { hasNul, NUL_PROBLEM } from "./validate.ts";
 
-export type HttpMethod = "get" | "post" | "patch" | "delete";
+export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
 
 /**
  * One operation of the public API: the route the router serves and what the
@@ -20,9 +20,13 @@ export interface OperationSpec {
   /** False for health, readiness, metrics and this document. */
   authenticated?: boolean;
   query?: z.ZodType;
-  body?: { schema: z.ZodType; required: boolean };
+  /**
+   * A body of another content type than JSON (application/octet-stream) is left unread for the
+   * handler, which streams it: the route is served before the JSON body parser.
+   */
+  body?: { schema: z.ZodType; required: boolean; contentType?: string };
   response: {
-    status: 200 | 204;
+    status: 200 | 201 | 204;
     description: string;
     schema?: z.ZodType;
     /** A non-JSON body, such as the Prometheus text format. */
@@ -40,17 +44,20 @@ export function expressPath(path: string): string {
 /** An Express router that remembers the spec of every operation it serves. */
 export class ApiRouter {
   readonly router: Router = Router();
+  /** The routes whose body is not JSON; mounted before the JSON body parser, which would refuse it. */
+  readonly rawBodyRouter: Router = Router();
   readonly operations: OperationSpec[] = [];
 
   add(spec: OperationSpec, handler: RequestHandler): this {
     this.operations.push(spec);
-    this.router[spec.method](expressPath(spec.path), handler);
+    const router = spec.body?.contentType ? this.rawBodyRouter : this.router;
+    router[spec.method](expressPath(spec.path), handler);
     return this;
   }
 }
 
 /** The methods an Allow header may list, in its order; Express serves HEAD wherever it serves GET. */
-export const SERVED_METHODS = ["GET", "HEAD", "POST", "PATCH", "DELETE"] as const;
+export const SERVED_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] as const;
 
 /** The paths a template stands for, as Express matches them: in any case, with or without a trailing slash. */
 function pathPattern(template: string): RegExp {

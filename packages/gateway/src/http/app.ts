@@ -34,6 +34,8 @@ export interface AppDeps {
   cdpUrls: CdpUrls;
   /** Active sessions one organization may hold at once; 0: no limit. */
   maxSessionsPerOrg: number;
+  /** The largest body write_file takes; unset: DEFAULT_MAX_UPLOAD_BYTES (see browsers/fs/write-file.ts). */
+  maxUploadBytes?: number;
   /** Proxy checks one organization may run at once, and start per minute, on this replica. */
   proxyChecksPerOrg: { concurrent: number; perMinute: number };
   /** Networks tenants' proxies may be reached in although the address policy refuses them by default. */
@@ -79,6 +81,7 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(operational.router);
   app.use(requireAuth(store));
+  app.use(browsers.rawBodyRouter);
   app.use(jsonBody);
   app.use(browsers.router);
   app.use(proxies.router);

@@ -12,12 +12,13 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: "Missing or invalid authorization token (unauthorized)",
   403: "The host refused access to the path (forbidden)",
   404: "Resource not found, or another organization's (not_found)",
-  409: "Conflict with an existing resource (conflict)",
-  413: "Request body over 1 MiB (payload_too_large)",
+  409: "Conflict with an existing resource, or a file or directory in the way (conflict)",
+  413: "Request body over 1 MiB of JSON, or a write_file body over MAX_UPLOAD_BYTES (payload_too_large)",
   500: "Internal server error (internal_error)",
   502: "Host agent unreachable (host_unavailable)",
   503: "Store, display or hosts unavailable (store_unavailable, display_unavailable, no_host_available)",
   504: "Host agent did not answer in time (host_timeout)",
+  507: "No space left on the host's file system (insufficient_storage)",
 };
 
 function requestSchema(schema: z.ZodType): JsonSchema {
@@ -89,7 +90,7 @@ function operationObject(spec: OperationSpec): JsonSchema {
   if (spec.body) {
     operation.requestBody = {
       required: spec.body.required,
-      content: { "application/json": { schema: requestSchema(spec.body.schema) } },
+      content: { [spec.body.contentType ?? "application/json"]: { schema: requestSchema(spec.body.schema) } },
     };
   }
   return operation;

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { lstat, mkdir, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readlink, rename, rm, symlink, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -12,7 +12,10 @@ import { join } from "node:path";
 export interface BrowserDir {
   root: string;
   profile: string;
+  /** Where Chromium saves every download, without asking (see makeBrowserDir). */
   downloads: string;
+  /** The agent's fixed path to the downloads of its browser (see downloadsLink). */
+  downloadsLink: string;
   home: string;
   /**
    * Not under root: Chromium puts a Unix socket in TMPDIR, and a socket's path may not exceed 107
@@ -31,6 +34,16 @@ export function tmpRoot(dataDir: string): string {
 /** Where browsers live in the agent's data directory: wiped whole at start-up. */
 export function browsersRoot(dataDir: string): string {
   return join(dataDir, "browsers");
+}
+
+/**
+ * A fixed path, `<data dir>/downloads`, that always leads to the downloads directory of the
+ * agent's current browser (the session's, or the warm spare's before a session takes it): a
+ * symlink, replaced in one rename for each new browser and removed with the browser's directory.
+ * The browser's own directory has a random name; this one can be documented and given to clients.
+ */
+export function downloadsLink(dataDir: string): string {
+  return join(dataDir, "downloads");
 }
 
 /**
@@ -58,6 +71,7 @@ export async function makeBrowserDir(dataDir: string, name: string): Promise<Bro
     root,
     profile: join(root, "profile"),
     downloads: join(root, "downloads"),
+    downloadsLink: downloadsLink(dataDir),
     home: join(root, "home"),
     tmp: join(tmpRoot(dataDir), name),
   };
@@ -66,17 +80,35 @@ export async function makeBrowserDir(dataDir: string, name: string): Promise<Bro
   }
   await privateDirectory(tmpRoot(dataDir));
   await mkdir(dir.tmp, { mode: 0o700 });
-  // Downloads land in the session's own folder without a prompt, where file_info finds them and
-  // the fence deletes them.
+  // Downloads land in the session's own folder without a prompt, where the files API finds them
+  // and the fence deletes them; a page may start several without Chromium asking whether it may.
   const preferences = {
     download: { default_directory: dir.downloads, prompt_for_download: false, directory_upgrade: true },
     savefile: { default_directory: dir.downloads },
+    profile: { default_content_setting_values: { automatic_downloads: 1 } },
   };
   await writeFile(join(dir.profile, "Default", "Preferences"), JSON.stringify(preferences), { mode: 0o600 });
+  await pointDownloadsLink(dir);
   return dir;
 }
 
+/** The link is made beside its path and renamed over it: it never stops existing or leads elsewhere. */
+async function pointDownloadsLink(dir: BrowserDir): Promise<void> {
+  const made = join(dir.root, "downloads-link");
+  await symlink(dir.downloads, made);
+  try {
+    await rename(made, dir.downloadsLink);
+  } catch {
+    // A directory in its place (a files API call made one): the agent's data directory is its own.
+    await rm(dir.downloadsLink, { recursive: true, force: true });
+    await rename(made, dir.downloadsLink);
+  }
+}
+
 export async function removeBrowserDir(dir: BrowserDir): Promise<void> {
+  // Only while it leads to this browser: a newer browser's link is its own.
+  const target = await readlink(dir.downloadsLink).catch(() => undefined);
+  if (target === dir.downloads) await unlink(dir.downloadsLink).catch(() => undefined);
   await rm(dir.root, { recursive: true, force: true, maxRetries: 3 });
   await rm(dir.tmp, { recursive: true, force: true, maxRetries: 3 });
 }
