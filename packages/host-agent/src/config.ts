@@ -27,6 +27,13 @@ export interface AgentConfig {
   maxQueuedPresses: number;
   /** How long a stopping agent waits for its running session to end before ending it; 0: at once. */
   drainTimeoutMs: number;
+  /** XKB layout (and variant) set on the agent's own Xvfb, such as { layout: "de" }; undefined: the server's default (us). */
+  keyboardLayout: KeyboardLayout | undefined;
+}
+
+export interface KeyboardLayout {
+  layout: string;
+  variant: string | undefined;
 }
 
 /** A configuration problem: the process prints it as one line and exits. */
@@ -48,6 +55,9 @@ const HOST_PORT =
 const UNIX_SOCKET = /^unix:\/\S+$/;
 const XVFB_SCREEN = /^[1-9]\d{2,4}x[1-9]\d{2,4}x(8|15|16|24|30)$/;
 export const DEFAULT_CHROMIUM_PATH = "/usr/bin/chromium";
+/** An XKB layout name with an optional variant in parentheses: "de", "fr(azerty)", "us(intl)". */
+const KEYBOARD_LAYOUT = /^([A-Za-z0-9_-]+)(?:\(([A-Za-z0-9_-]+)\))?$/;
+export const XKB_SYMBOLS_DIR = "/usr/share/X11/xkb/symbols";
 
 /** A whole number of at least min (1: "positive"), or fallback when unset. */
 function wholeNumber(env: NodeJS.ProcessEnv, variable: string, fallback: number, min: 0 | 1): number {
@@ -73,6 +83,38 @@ function chromiumPath(env: NodeJS.ProcessEnv): string | undefined {
     );
   }
   return path;
+}
+
+/**
+ * AGENT_KEYBOARD_LAYOUT, checked against the XKB data now: a misspelt layout is a setting to fix, and
+ * setxkbmap would otherwise fail only once Xvfb runs.
+ */
+function keyboardLayout(env: NodeJS.ProcessEnv, xvfbScreen: string | undefined): KeyboardLayout | undefined {
+  const raw = env.AGENT_KEYBOARD_LAYOUT;
+  if (raw === undefined || raw === "") return undefined;
+  const match = KEYBOARD_LAYOUT.exec(raw);
+  if (!match) {
+    throw new ConfigError(
+      `AGENT_KEYBOARD_LAYOUT must be an XKB layout such as de or fr(azerty) (letters, digits, _ and -), got "${raw}"`,
+    );
+  }
+  if (xvfbScreen === undefined) {
+    throw new ConfigError("AGENT_KEYBOARD_LAYOUT applies to the agent's own display: set AGENT_XVFB as well");
+  }
+  const [, layout = "", variant] = match;
+  let symbols: string;
+  try {
+    symbols = readFileSync(`${XKB_SYMBOLS_DIR}/${layout}`, "utf8");
+  } catch {
+    throw new ConfigError(
+      `AGENT_KEYBOARD_LAYOUT: no XKB layout "${layout}" in ${XKB_SYMBOLS_DIR} ` +
+        "(Debian/Ubuntu: apt-get install xkb-data x11-xkb-utils, or run scripts/setup.sh)",
+    );
+  }
+  if (variant !== undefined && !symbols.includes(`xkb_symbols "${variant}"`)) {
+    throw new ConfigError(`AGENT_KEYBOARD_LAYOUT: the XKB layout "${layout}" has no variant "${variant}"`);
+  }
+  return { layout, variant };
 }
 
 /** The TLS files, parsed now: a bad one is a setting to fix, not a failure to listen to retry. */
@@ -144,5 +186,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): AgentConfig {
     // 0 by default: under systemd (TimeoutStopSec=15s) and Docker (10 s before SIGKILL) there is
     // no time to wait; Kubernetes' manifests give a grace period and set it.
     drainTimeoutMs: wholeNumber(env, "AGENT_DRAIN_TIMEOUT_MS", 0, 0),
+    keyboardLayout: keyboardLayout(env, xvfbScreen),
   };
 }

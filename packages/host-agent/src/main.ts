@@ -78,7 +78,7 @@ if (dataDir.orphansKilled > 0) {
 
 let xvfb: OwnXvfb | undefined;
 if (config.xvfbScreen) {
-  xvfb = await startOwnXvfb(config.xvfbScreen, config.dataDir).catch((error: unknown) =>
+  xvfb = await startOwnXvfb(config.xvfbScreen, config.dataDir, config.keyboardLayout).catch((error: unknown) =>
     fail("cannot start Xvfb", error),
   );
   // Every X client of this process (node-x11 reads XAUTHORITY) and every browser it launches

@@ -4,6 +4,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { MARKER_VARIABLE } from "../browser/processes.ts";
+import type { KeyboardLayout } from "../config.ts";
 
 export interface OwnXvfb {
   /** The DISPLAY value, such as ":3". */
@@ -44,7 +45,7 @@ function writeXauthority(path: string): void {
  * file permission or private /tmp protects, so without one any local process (another agent's
  * browser, say) could connect to this display and type into it.
  */
-export async function startOwnXvfb(screen: string, dataDir: string): Promise<OwnXvfb> {
+export async function startOwnXvfb(screen: string, dataDir: string, keyboardLayout?: KeyboardLayout): Promise<OwnXvfb> {
   const xauthority = join(dataDir, "Xauthority");
   writeXauthority(xauthority);
   // -noreset: the server would otherwise reset whenever its last client leaves, between two sessions.
@@ -84,11 +85,37 @@ export async function startOwnXvfb(screen: string, dataDir: string): Promise<Own
         resolve(value);
       }, reject);
     });
+    if (keyboardLayout) await setKeyboardLayout(`:${number}`, xauthority, keyboardLayout);
     return { display: `:${number}`, xauthority, exited, stop };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/**
+ * Sets the display's XKB layout with setxkbmap, before any other client connects: the keyboard map every
+ * client reads is the layout's from the start. It lasts because the server runs with -noreset (a reset,
+ * when the last client leaves, would bring back the default layout).
+ */
+async function setKeyboardLayout(display: string, xauthority: string, keyboard: KeyboardLayout): Promise<void> {
+  const args = ["-display", display, "-layout", keyboard.layout];
+  if (keyboard.variant) args.push("-variant", keyboard.variant);
+  const child = spawn("setxkbmap", args, {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { PATH: process.env.PATH, XAUTHORITY: xauthority },
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString("utf8");
+  });
+  const how = await new Promise<string>((resolve) => {
+    child.once("exit", (code, signal) => resolve(code === 0 ? "" : `exited with ${signal ?? `code ${code}`}`));
+    child.once("error", (error) =>
+      resolve(`could not be started: ${error.message} (Debian/Ubuntu: apt-get install x11-xkb-utils)`),
+    );
+  });
+  if (how !== "") throw new Error(`setxkbmap ${args.join(" ")} ${how}: ${stderr.trim()}`);
 }
 
 /** Xvfb writes its display number and a newline to the -displayfd pipe once it accepts connections. */

@@ -45,3 +45,14 @@ export class PressQueueFullError extends Error {
     this.name = "PressQueueFullError";
   }
 }
+
+/** A request the display cannot carry out as given (a point outside the screen, text that cannot be typed). */
+export class InvalidInputError extends Error {
+  readonly problems: string[];
+
+  constructor(problems: string[]) {
+    super(`invalid input: ${problems.join("; ")}`);
+    this.name = "InvalidInputError";
+    this.problems = problems;
+  }
+}

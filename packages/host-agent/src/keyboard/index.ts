@@ -1,9 +1,16 @@
 export {
   DisplayUnavailableError,
+  InvalidInputError,
   InvalidKeysError,
   PressCancelledError,
   PressInterruptedError,
   PressQueueFullError,
 } from "./errors.ts";
-export { type Keyboard, openKeyboard, type PressRequest } from "./keyboard.ts";
+export {
+  type Keyboard,
+  openKeyboard,
+  type PointerRequest,
+  type PressRequest,
+  type TextRequest,
+} from "./keyboard.ts";
 export { NoSpareKeycodeError } from "./press-plan.ts";

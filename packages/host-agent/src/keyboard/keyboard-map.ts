@@ -8,6 +8,8 @@ export interface KeyPosition {
 
 const NO_SYMBOL = 0;
 const SHIFT_ROW = 0;
+const LOCK_ROW = 1;
+const CAPS_LOCK = 0xffe5;
 
 /**
  * The server's core keyboard map (GetKeyboardMapping) and modifier map (GetModifierMapping), indexed for pressing.
@@ -19,6 +21,8 @@ export class KeyboardMap {
   readonly keysymsPerKeycode: number;
   /** The keycode pressed when a keysym needs Shift: the first Shift key of the modifier map. */
   readonly shiftKeycode: number | undefined;
+  /** The Caps_Lock key that toggles the Lock modifier, if the map has one. */
+  readonly capsLockKeycode: number | undefined;
   /** Keycodes with no keysym and no modifier role, highest first, free to bind keysyms the map lacks. */
   readonly spareKeycodes: readonly number[];
   private readonly rows: readonly (readonly number[])[];
@@ -32,6 +36,9 @@ export class KeyboardMap {
     this.shiftKeycodes = new Set((modifiers[SHIFT_ROW] ?? []).filter((keycode) => keycode !== 0));
     this.shiftKeycode = [...this.shiftKeycodes][0];
     const modifierKeycodes = new Set(modifiers.flat());
+    this.capsLockKeycode = (modifiers[LOCK_ROW] ?? []).find(
+      (keycode) => keycode !== 0 && rows[keycode - minKeycode]?.[0] === CAPS_LOCK,
+    );
 
     // Plain positions win over shifted ones, and a lower keycode over a higher one, like XKeysymToKeycode.
     const columns = this.shiftKeycode === undefined ? [0] : [0, 1];

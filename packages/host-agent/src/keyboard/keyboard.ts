@@ -1,15 +1,20 @@
-import { parseKeyItem, validateKeyItems } from "@browser-infra/keysyms";
+import { parseKeyItem, textKeysyms, validateKeyItems } from "@browser-infra/keysyms";
 import type { Logger } from "pino";
+import type { Point } from "../mouse/curve.ts";
+import { type PointerAction, planPointer, pointsOf } from "../mouse/pointer-plan.ts";
 import {
   DisplayUnavailableError,
+  InvalidInputError,
   InvalidKeysError,
   PressCancelledError,
   PressInterruptedError,
   PressQueueFullError,
 } from "./errors.ts";
 import { KeyboardMap } from "./keyboard-map.ts";
-import { executePress } from "./press-executor.ts";
-import { planPress } from "./press-plan.ts";
+import { executeSteps, SETTLE_MS, sendRows, waitUntil } from "./press-executor.ts";
+import { type InputStep, planPress } from "./press-plan.ts";
+import { SpareBindings } from "./spare-bindings.ts";
+import { planText } from "./text-plan.ts";
 import { X11Connection, X11ConnectionLostError } from "./x11-client.ts";
 
 export interface PressRequest {
@@ -18,22 +23,44 @@ export interface PressRequest {
   holdKeys: readonly string[];
 }
 
+export interface TextRequest {
+  text: string;
+  /** Between characters; 0: none. */
+  delayMs: number;
+}
+
+/** A mouse action, with its hold_keys as press_key items. */
+export type PointerRequest = PointerAction & { holdKeys: readonly string[] };
+
+/**
+ * The X server's keyboard and mouse through XTEST. Every call is queued behind the ones before it and resolves
+ * once the X server has processed its events, so keys and buttons of two calls never interleave. Aborting
+ * `signal` drops a call still queued, or cuts it short and releases what it pressed.
+ */
 export interface Keyboard {
-  /**
-   * Presses the keys; resolves once the X server has processed every event. Aborting `signal`
-   * drops the press if it is still queued, or cuts it short and releases its keys.
-   */
   press(request: PressRequest, signal?: AbortSignal): Promise<void>;
+  /** Types the text exactly, whatever the layout and Caps Lock; see planText. */
+  typeText(request: TextRequest, signal?: AbortSignal): Promise<void>;
+  pointer(request: PointerRequest, signal?: AbortSignal): Promise<void>;
+  /** Where the pointer is, once every call queued before has run. */
+  pointerPosition(signal?: AbortSignal): Promise<Point>;
   /**
-   * Releases every key the X server reports down, cutting short a hold in progress, and turns
-   * Caps Lock and Num Lock off: what one session did to the keyboard never reaches the next.
+   * Releases every key and mouse button the X server reports down, cutting short a call in progress, turns
+   * Caps Lock and Num Lock off and restores spare keycodes: what one session did to the keyboard and mouse
+   * never reaches the next.
    */
   releaseAll(): Promise<void>;
-  /** Cuts short a hold in progress, lets queued work finish, and closes the X connection. */
+  /** Cuts short a call in progress, lets queued work finish, and closes the X connection. */
   close(): Promise<void>;
 }
 
 const MAPPING_NOTIFY_POINTER = 2;
+
+/**
+ * How long spare keycode bindings stay after the last call that used them: a caller typing in a loop finds its
+ * characters bound already. At least SETTLE_MS, so the restore never waits.
+ */
+const RESTORE_AFTER_MS = 5_000;
 
 /** A live connection with XTEST enabled and, unless a MappingNotify made it stale, the keyboard map. */
 interface Session {
@@ -41,14 +68,21 @@ interface Session {
   map: KeyboardMap | undefined;
 }
 
+/** What a queued call works with: the connection, the map as it was when the call started, and its signal. */
+interface CallContext {
+  connection: X11Connection;
+  map(): Promise<KeyboardMap>;
+  signal: AbortSignal;
+}
+
 /**
- * A keyboard on one X display, over one long-lived connection opened on first use and reopened after the
- * server goes away. Use one per display: it serializes its own calls, so two presses never interleave.
+ * A keyboard and mouse on one X display, over one long-lived connection opened on first use and reopened after
+ * the server goes away. Use one per display: it serializes its own calls, so two calls never interleave.
  */
 export function openKeyboard(options: {
   display: string;
   logger: Logger;
-  /** Presses that may wait behind the running one; more are refused with PressQueueFullError. */
+  /** Calls that may wait behind the running one; more are refused with PressQueueFullError. */
   maxQueuedPresses?: number;
   onReconnect?: () => void;
 }): Keyboard {
@@ -76,8 +110,11 @@ class XTestKeyboard implements Keyboard {
   private interruption = new AbortController();
   private closed = false;
   private connectedBefore = false;
-  /** Presses queued behind the running job, not yet started. */
+  /** Calls queued behind the running job, not yet started. */
   private waiting = 0;
+  /** What this keyboard has bound to spare keycodes, on the current connection. */
+  private readonly bindings = new SpareBindings();
+  private restoreTimer: NodeJS.Timeout | undefined;
   private readonly maxQueuedPresses: number;
   /** Told about every connection after the first, for metrics. */
   private readonly onReconnect: () => void;
@@ -100,6 +137,86 @@ class XTestKeyboard implements Keyboard {
       holdItems: parseItems(request.holdKeys),
       durationMs: request.durationMs,
     };
+    return this.call(callSignal, async (context) => {
+      await this.execute(context, planPress(await context.map(), keysyms, this.bindings));
+    });
+  }
+
+  typeText(request: TextRequest, callSignal?: AbortSignal): Promise<void> {
+    const parsed = textKeysyms("text", request.text);
+    if (!parsed.ok) return Promise.reject(new InvalidInputError(parsed.problems));
+    if (!Number.isSafeInteger(request.delayMs) || request.delayMs < 0) {
+      return Promise.reject(new RangeError(`delayMs must be a non-negative integer, got ${request.delayMs}`));
+    }
+    return this.call(callSignal, async (context) => {
+      const map = await context.map();
+      const LOCK = 1 << 1;
+      // One round trip: Caps Lock left on (by a press_key of Caps_Lock) would flip the case of letters.
+      const capsLockOn = map.capsLockKeycode !== undefined && ((await context.connection.modifierState()) & LOCK) !== 0;
+      const steps = planText(map, { keysyms: parsed.keysyms, delayMs: request.delayMs, capsLockOn }, this.bindings);
+      await this.execute(context, steps);
+    });
+  }
+
+  pointer(request: PointerRequest, callSignal?: AbortSignal): Promise<void> {
+    const problems = validateKeyItems("hold_keys", request.holdKeys);
+    if (problems.length > 0) return Promise.reject(new InvalidKeysError(problems));
+    const { holdKeys, ...action } = request;
+    const holdItems = parseItems(holdKeys);
+    return this.call(callSignal, async (context) => {
+      const { connection } = context;
+      const outside = pointsOf(action).filter(
+        (point) =>
+          point.x < 0 || point.y < 0 || point.x >= connection.screenWidth || point.y >= connection.screenHeight,
+      );
+      if (outside.length > 0) {
+        throw new InvalidInputError(
+          outside.map(
+            (point) =>
+              `(${point.x}, ${point.y}) is outside the screen (${connection.screenWidth}x${connection.screenHeight})`,
+          ),
+        );
+      }
+      // Only a smooth move starts from where the pointer is; the rest start by going to their first point.
+      const from = action.kind === "move" && action.smooth ? await connection.queryPointer() : { x: 0, y: 0 };
+      await this.execute(context, planPointer(await context.map(), this.bindings, action, holdItems, from));
+    });
+  }
+
+  pointerPosition(callSignal?: AbortSignal): Promise<Point> {
+    return this.call(callSignal, async ({ connection }) => {
+      const { x, y } = await connection.queryPointer();
+      return { x, y };
+    });
+  }
+
+  releaseAll(): Promise<void> {
+    this.interrupt();
+    return this.serialize(async () => {
+      const session = await this.connect();
+      await this.whileConnected(async () => {
+        await releaseKeysDown(session.connection, this.logger);
+        await releaseButtonsDown(session.connection, this.logger);
+        await unlockModifiers(session.connection, this.logger);
+        await this.restoreSpares(session.connection);
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.restoreTimer);
+    this.interrupt();
+    await this.queue;
+    await this.session?.connection.close();
+    this.session = undefined;
+  }
+
+  /**
+   * Queues a call, refusing it when too many wait already. The call runs with the connection and a signal
+   * that aborts when the caller cancels or releaseAll interrupts it.
+   */
+  private call<T>(callSignal: AbortSignal | undefined, work: (context: CallContext) => Promise<T>): Promise<T> {
     if (this.waiting >= this.maxQueuedPresses) return Promise.reject(new PressQueueFullError(this.waiting));
     this.waiting++;
     let started = false;
@@ -109,40 +226,51 @@ class XTestKeyboard implements Keyboard {
     };
     return this.serialize(async (interruption) => {
       start();
-      // The caller went away while the press waited: nothing was pressed, nothing needs to be.
+      // The caller went away while the call waited: nothing was sent, nothing needs to be.
       if (callSignal?.aborted) throw new PressCancelledError();
       const signal = callSignal ? AbortSignal.any([interruption, callSignal]) : interruption;
       const session = await this.connect();
-      // Kept for the whole press even if a MappingNotify (such as one for our own spare binding) makes it stale.
-      session.map ??= await loadMap(session.connection);
-      const map = session.map;
-      const steps = planPress(map, keysyms);
+      const map = async () => {
+        // Kept for the whole call even if a MappingNotify (such as one for our own spare binding) makes it stale.
+        session.map ??= await loadMap(session.connection, this.bindings);
+        return session.map;
+      };
       try {
-        await this.whileConnected(() => executePress(session.connection, map, steps, signal));
+        return await this.whileConnected(() => work({ connection: session.connection, map, signal }));
       } catch (error) {
         if (callSignal?.aborted && !interruption.aborted) throw new PressCancelledError();
         throw error;
+      } finally {
+        if (this.bindings.size > 0) this.scheduleRestore();
       }
     }).finally(start);
   }
 
-  releaseAll(): Promise<void> {
-    this.interrupt();
-    return this.serialize(async () => {
-      const session = await this.connect();
-      await this.whileConnected(async () => {
-        await releaseKeysDown(session.connection, this.logger);
-        await unlockModifiers(session.connection, this.logger);
-      });
-    });
+  private execute(context: CallContext, steps: readonly InputStep[]): Promise<void> {
+    return executeSteps(context.connection, steps, this.bindings, context.signal);
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    this.interrupt();
-    await this.queue;
-    await this.session?.connection.close();
-    this.session = undefined;
+  /** Restores the spare keycodes once input has been idle for RESTORE_AFTER_MS. */
+  private scheduleRestore(): void {
+    clearTimeout(this.restoreTimer);
+    this.restoreTimer = setTimeout(() => {
+      void this.serialize(async () => {
+        const session = this.session;
+        if (!session || session.connection.lost) return;
+        await this.restoreSpares(session.connection);
+      }).catch((error: unknown) => this.logger.warn({ err: error }, "could not restore spare keycodes"));
+    }, RESTORE_AFTER_MS);
+    this.restoreTimer.unref();
+  }
+
+  /** Gives every bound spare keycode its empty row back, once clients had time to read the last binding. */
+  private async restoreSpares(connection: X11Connection): Promise<void> {
+    if (this.bindings.size === 0) return;
+    const keycodes = this.bindings.keycodes();
+    await waitUntil(connection, this.bindings.settledAt(keycodes, SETTLE_MS));
+    sendRows(connection, new Map(keycodes.map((keycode) => [keycode, [0, 0]])), 2);
+    this.bindings.clear();
+    await connection.sync();
   }
 
   private interrupt(): void {
@@ -151,7 +279,7 @@ class XTestKeyboard implements Keyboard {
   }
 
   /** Runs jobs one after another, each with the signal that interrupt() fires. */
-  private serialize(job: (signal: AbortSignal) => Promise<void>): Promise<void> {
+  private serialize<T>(job: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const signal = this.interruption.signal;
     const run = this.queue.then(() => {
       if (this.closed) throw new Error(`the keyboard on ${this.display} is closed`);
@@ -167,12 +295,12 @@ class XTestKeyboard implements Keyboard {
     });
   }
 
-  private async whileConnected(work: () => Promise<void>): Promise<void> {
+  private async whileConnected<T>(work: () => Promise<T>): Promise<T> {
     try {
-      await work();
+      return await work();
     } catch (error) {
       if (error instanceof X11ConnectionLostError) {
-        throw new DisplayUnavailableError(`X display ${this.display} went away during the press: ${error.message}`, {
+        throw new DisplayUnavailableError(`X display ${this.display} went away during the call: ${error.message}`, {
           cause: error,
           keysMayHaveBeenSent: true,
         });
@@ -227,14 +355,22 @@ class XTestKeyboard implements Keyboard {
     if (this.connectedBefore) {
       this.onReconnect();
       await releaseKeysDown(connection, this.logger);
+      await releaseButtonsDown(connection, this.logger);
     }
+    // Bindings were made on the lost connection's server; a restarted one has none.
+    this.bindings.clear();
     this.connectedBefore = true;
     return session;
   }
 }
 
-async function loadMap(connection: X11Connection): Promise<KeyboardMap> {
+/** The keyboard map, with the spare keycodes bound for a while shown as the empty keycodes they are. */
+async function loadMap(connection: X11Connection, bindings?: SpareBindings): Promise<KeyboardMap> {
   const [rows, modifiers] = await Promise.all([connection.getKeyboardMapping(), connection.getModifierMapping()]);
+  for (const keycode of bindings?.keycodes() ?? []) {
+    const row = rows[keycode - connection.minKeycode];
+    if (row) rows[keycode - connection.minKeycode] = row.map(() => 0);
+  }
   return new KeyboardMap(connection.minKeycode, rows, modifiers);
 }
 
@@ -261,6 +397,18 @@ async function unlockModifiers(connection: X11Connection, logger: Logger): Promi
   if (unlocked.length === 0) return;
   await connection.sync();
   logger.info({ keysyms: unlocked }, "turned off locks that were left on");
+}
+
+/** QueryPointer's mask bits of buttons 1 to 5 (the core protocol reports no others). */
+const BUTTON_MASKS = [1, 2, 3, 4, 5].map((button) => ({ button, mask: 1 << (7 + button) }));
+
+async function releaseButtonsDown(connection: X11Connection, logger: Logger): Promise<void> {
+  const { mask } = await connection.queryPointer();
+  const down = BUTTON_MASKS.filter((entry) => (mask & entry.mask) !== 0).map((entry) => entry.button);
+  if (down.length === 0) return;
+  for (const button of down) connection.fakeButton(false, button);
+  await connection.sync();
+  logger.warn({ buttons: down }, "released mouse buttons that were left down");
 }
 
 async function releaseKeysDown(connection: X11Connection, logger: Logger): Promise<void> {

@@ -1,49 +1,64 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { KeyboardMap } from "./keyboard-map.ts";
-import type { KeyStep } from "./press-plan.ts";
+import type { InputStep } from "./press-plan.ts";
+import { type BoundRow, consecutiveRuns, type SpareBindings } from "./spare-bindings.ts";
 import type { X11Connection } from "./x11-client.ts";
 
 /**
- * How long a spare keycode keeps a temporary keysym after it was bound. A client translates a keycode with the
- * map it fetches after MappingNotify; restoring the map before that fetch would make it read nothing. xdotool
- * leaves 12 ms (its default delay); this leaves more for a busy browser.
+ * How long a spare keycode keeps a temporary keysym after it was bound. Chromium translates a key press with
+ * the map it fetched when it dispatched the MappingNotify before it, which it may do well after the server
+ * sent it (it fell behind rendering what was typed); rebinding or restoring the keycode before that fetch
+ * makes it read something else. xdotool leaves 12 ms (its default delay). Measured here: text with more
+ * distinct characters without a key than one batch holds came out wrong with 50 ms (Chromium was over 100 ms
+ * behind while laying out its first CJK glyphs). Bindings outlive calls and are restored when input is idle,
+ * so the wait falls only on text that needs more than one batch.
  */
-export const SETTLE_MS = 50;
+export const SETTLE_MS = 300;
 
-/**
- * Sends the steps over one connection without a round trip per event, then one round trip to confirm. Whatever
- * happens, keys still down are released and bound spare keycodes get their original keysyms back.
- */
-export async function executePress(
-  connection: X11Connection,
-  map: KeyboardMap,
-  steps: readonly KeyStep[],
-  signal: AbortSignal,
-): Promise<void> {
-  const down: number[] = [];
-  const bound = new Set<number>();
-  let boundAt = 0;
-  // A wait ends early when the press is interrupted or the X server goes away: nothing is left to wait for.
-  const wait = async (ms: number, interruption?: AbortSignal) => {
-    const signals = interruption ? [interruption, connection.lostSignal] : [connection.lostSignal];
+/** After binding keycodes, before pressing them: time for Chromium to fetch the new map. */
+export const BIND_WAIT_MS = 100;
+
+/** Waits until `until` (performance.now() time), ending early when the signal aborts or the X server goes away. */
+export async function waitUntil(connection: X11Connection, until: number, signal?: AbortSignal): Promise<void> {
+  const signals = signal ? [signal, connection.lostSignal] : [connection.lostSignal];
+  // Timers may fire a little early, and a duration is a minimum the caller relies on.
+  for (let left = until - performance.now(); left > 0; left = until - performance.now()) {
     try {
-      await sleep(ms, undefined, { signal: AbortSignal.any(signals) });
+      await sleep(left, undefined, { signal: AbortSignal.any(signals) });
     } catch (error) {
       throw connection.lost ?? error;
     }
-  };
-  // Timers may fire a little early, and the duration is a minimum the caller relies on.
-  const holdFor = async (ms: number, interruption: AbortSignal) => {
-    const until = performance.now() + ms;
-    for (let left = ms; left > 0; left = until - performance.now()) await wait(left, interruption);
-  };
-  const settle = async (interruption?: AbortSignal) => {
-    const remaining = boundAt + SETTLE_MS - performance.now();
-    if (remaining > 0) await wait(remaining, interruption);
-  };
+  }
+}
 
+/** Sends the rows to their keycodes, one request per run of consecutive keycodes. */
+export function sendRows(connection: X11Connection, rows: ReadonlyMap<number, readonly number[]>, width: number): void {
+  for (const run of consecutiveRuns(rows.keys())) {
+    connection.changeKeyboardMapping(
+      run[0] as number,
+      width,
+      run.flatMap((keycode) => rows.get(keycode) ?? []),
+    );
+  }
+}
+
+/**
+ * Sends the steps over one connection without a round trip per event, then one round trip to confirm. Whatever
+ * happens, keys this call still holds are released, and so are its buttons unless it ended as planned (a
+ * click_type "down" leaves its button down on purpose). Spare keycode bindings are recorded in `bindings` and
+ * left in place: the keyboard restores them later.
+ */
+export async function executeSteps(
+  connection: X11Connection,
+  steps: readonly InputStep[],
+  bindings: SpareBindings,
+  signal: AbortSignal,
+): Promise<void> {
+  const down: number[] = [];
+  const buttons: number[] = [];
+  let completed = false;
   try {
-    for (const step of steps) {
+    for (let index = 0; index < steps.length; index++) {
+      const step = steps[index] as InputStep;
       switch (step.kind) {
         case "down":
           connection.fakeKey(true, step.keycode);
@@ -53,31 +68,48 @@ export async function executePress(
           connection.fakeKey(false, step.keycode);
           down.splice(down.lastIndexOf(step.keycode), 1);
           break;
-        case "bind":
-          // Both levels, so the keysym types the same with Shift held.
-          connection.changeKeyboardMapping(step.keycode, 2, [step.keysym, step.keysym]);
-          bound.add(step.keycode);
-          boundAt = performance.now();
+        case "bind": {
+          // Consecutive binds go out together: one MappingNotify, one map fetch for every client.
+          const rows = new Map<number, BoundRow>([[step.keycode, step.row]]);
+          for (let next = steps[index + 1]; next?.kind === "bind"; next = steps[index + 1]) {
+            rows.set(next.keycode, next.row);
+            index++;
+          }
+          await waitUntil(connection, bindings.settledAt(rows.keys(), SETTLE_MS), signal);
+          sendRows(connection, rows, 2);
+          const boundAt = performance.now();
+          for (const [keycode, row] of rows) bindings.set(keycode, { row, boundAt });
+          // Chromium fetches the new map asynchronously and translates a press that arrives before the answer
+          // with the map it had: an empty keycode would type nothing, a rebound one its previous character.
+          await waitUntil(connection, boundAt + BIND_WAIT_MS, signal);
           break;
-        case "settle":
-          await settle(signal);
-          break;
+        }
         case "hold":
           // Confirmed first, so the keys are down for the whole duration by the server's clock.
           await connection.sync();
-          await holdFor(step.ms, signal);
+          await waitUntil(connection, performance.now() + step.ms, signal);
+          break;
+        case "wait":
+          await waitUntil(connection, performance.now() + step.ms, signal);
+          break;
+        case "motion":
+          connection.fakeMotion(step.x, step.y);
+          break;
+        case "button-down":
+          connection.fakeButton(true, step.button);
+          buttons.push(step.button);
+          break;
+        case "button-up":
+          connection.fakeButton(false, step.button);
+          if (buttons.includes(step.button)) buttons.splice(buttons.lastIndexOf(step.button), 1);
           break;
       }
     }
+    completed = true;
   } finally {
     if (!connection.lost) {
+      if (!completed) for (const button of buttons.reverse()) connection.fakeButton(false, button);
       for (const keycode of down.reverse()) connection.fakeKey(false, keycode);
-      if (bound.size > 0) {
-        await settle();
-        for (const keycode of bound) {
-          connection.changeKeyboardMapping(keycode, map.keysymsPerKeycode, map.rowOf(keycode));
-        }
-      }
     }
   }
   await connection.sync();

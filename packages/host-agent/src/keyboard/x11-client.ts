@@ -25,9 +25,20 @@ export interface X11ProtocolError extends Error {
 type ReplyCallback<T> = (error: Error | null | undefined, value: T) => boolean;
 
 interface RawXTest {
-  FakeInput(type: number, keycode: number, time: number, window: number, x: number, y: number): void;
+  FakeInput(type: number, detail: number, time: number, window: number, x: number, y: number): void;
   KeyPress: number;
   KeyRelease: number;
+  ButtonPress: number;
+  ButtonRelease: number;
+  MotionNotify: number;
+}
+
+/** QueryPointer's answer: the pointer on the root window and the modifier and button state. */
+export interface PointerState {
+  x: number;
+  y: number;
+  /** Bits 0-7 the modifiers (Shift, Lock, Control, Mod1..Mod5), bits 8-12 buttons 1 to 5. */
+  mask: number;
 }
 
 export interface RawWindowValues {
@@ -59,7 +70,7 @@ export interface RawXClient {
   SetInputFocus(window: number, revertTo: number): void;
   GetInputFocus(callback: ReplyCallback<{ focus: number }>): void;
   QueryTree(window: number, callback: ReplyCallback<{ children: number[] }>): void;
-  QueryPointer(window: number, callback: ReplyCallback<{ keyMask: number }>): void;
+  QueryPointer(window: number, callback: ReplyCallback<{ rootX: number; rootY: number; keyMask: number }>): void;
   InternAtom(onlyIfExists: boolean, name: string, callback: ReplyCallback<number>): void;
   GetProperty(
     del: number,
@@ -84,7 +95,7 @@ interface RawDisplay {
   client: RawXClient;
   min_keycode: number;
   max_keycode: number;
-  screen: { root: number; white_pixel: number }[];
+  screen: { root: number; white_pixel: number; pixel_width: number; pixel_height: number }[];
 }
 
 interface X11Module {
@@ -116,6 +127,9 @@ export class X11Connection {
   readonly maxKeycode: number;
   readonly root: number;
   readonly whitePixel: number;
+  /** The root window's size in pixels, as the server announced it at connection setup. */
+  readonly screenWidth: number;
+  readonly screenHeight: number;
   private lostReason: X11ConnectionLostError | undefined;
   private readonly lostController = new AbortController();
   private readonly pending = new Set<(error: Error) => void>();
@@ -133,6 +147,8 @@ export class X11Connection {
     if (!screen) throw new Error("X server reported no screen");
     this.root = screen.root;
     this.whitePixel = screen.white_pixel;
+    this.screenWidth = screen.pixel_width;
+    this.screenHeight = screen.pixel_height;
     this.raw.on("event", (event) => {
       for (const listener of this.eventListeners) listener(event);
     });
@@ -183,16 +199,27 @@ export class X11Connection {
     this.lostListeners.add(listener);
   }
 
-  /** Loads the XTEST extension, which fakeKey needs. */
+  /** Loads the XTEST extension, which fakeKey, fakeButton and fakeMotion need. */
   async enableXTest(): Promise<void> {
     this.xtest = await this.call<RawXTest>((done) => this.raw.require("xtest", done));
   }
 
   /** Queues an XTEST key event (sent with the next batch, confirmed by the next sync). */
   fakeKey(press: boolean, keycode: number): void {
-    this.throwIfLost();
-    if (!this.xtest) throw new Error("XTEST is not enabled on this connection");
-    this.xtest.FakeInput(press ? this.xtest.KeyPress : this.xtest.KeyRelease, keycode, 0, 0, 0, 0);
+    const xtest = this.requireXTest();
+    xtest.FakeInput(press ? xtest.KeyPress : xtest.KeyRelease, keycode, 0, 0, 0, 0);
+  }
+
+  /** Queues an XTEST button event (1 left, 2 middle, 3 right, 4-7 wheel, 8 back, 9 forward). */
+  fakeButton(press: boolean, button: number): void {
+    const xtest = this.requireXTest();
+    xtest.FakeInput(press ? xtest.ButtonPress : xtest.ButtonRelease, button, 0, 0, 0, 0);
+  }
+
+  /** Queues an XTEST pointer motion to (x, y) on the root window, in absolute coordinates. */
+  fakeMotion(x: number, y: number): void {
+    const xtest = this.requireXTest();
+    xtest.FakeInput(xtest.MotionNotify, 0, 0, this.root, x, y);
   }
 
   changeKeyboardMapping(firstKeycode: number, keysymsPerKeycode: number, keysyms: readonly number[]): void {
@@ -213,7 +240,15 @@ export class X11Connection {
 
   /** The modifier state now, locks included: bit i is modifier i (Shift, Lock, Control, Mod1..Mod5). */
   async modifierState(): Promise<number> {
-    return (await this.call<{ keyMask: number }>((done) => this.raw.QueryPointer(this.root, done))).keyMask;
+    return (await this.queryPointer()).mask & 0xff;
+  }
+
+  /** Where the pointer is on the root window, and which modifiers and buttons (1 to 5) are down. */
+  async queryPointer(): Promise<PointerState> {
+    const reply = await this.call<{ rootX: number; rootY: number; keyMask: number }>((done) =>
+      this.raw.QueryPointer(this.root, done),
+    );
+    return { x: reply.rootX, y: reply.rootY, mask: reply.keyMask };
   }
 
   /** The window that has the keyboard focus (0 None, 1 PointerRoot). */
@@ -276,6 +311,12 @@ export class X11Connection {
 
   private throwIfLost(): void {
     if (this.lostReason) throw this.lostReason;
+  }
+
+  private requireXTest(): RawXTest {
+    this.throwIfLost();
+    if (!this.xtest) throw new Error("XTEST is not enabled on this connection");
+    return this.xtest;
   }
 
   private call<T>(issue: (done: ReplyCallback<T>) => void): Promise<T> {

@@ -78,8 +78,8 @@ export async function startAgentServer(
       ),
       describe: () => describeHost(config, slot, logger),
       cdp: cdpHandler(slot),
-      ...inputHandlers({ keyboard: deps.keyboard, slot }),
       ...screenshotHandlers({ slot, display: config.display }),
+      ...inputHandlers({ keyboard: deps.keyboard, slot, maxDurationMs: config.maxPressDurationMs }),
       ...fsHandlers(slot),
     },
     {

@@ -23,7 +23,7 @@ const map = new KeyboardMap(
 function steps(items: number[][], durationMs = 0, holdItems: number[][] = []): string[] {
   return planPress(map, { items, holdItems, durationMs }).map((step) =>
     step.kind === "bind"
-      ? `bind ${step.keycode} ${step.keysym.toString(16)}`
+      ? `bind ${step.keycode} ${step.row.map((keysym) => keysym.toString(16)).join("/")}`
       : `${step.kind} ${"keycode" in step ? step.keycode : ""}`.trim(),
   );
 }
@@ -41,20 +41,19 @@ describe("planPress", () => {
     expect(steps([[0xffe7]])).toEqual([`down ${ALT}`, `up ${ALT}`]);
   });
 
-  it("binds a keysym the map lacks to the highest spare keycode", () => {
-    expect(steps([[0x100263a]])).toEqual(["bind 13 100263a", "down 13", "up 13"]);
+  it("binds a keysym the map lacks to the highest spare keycode, on both levels", () => {
+    expect(steps([[0x100263a]])).toEqual(["bind 13 100263a/100263a", "down 13", "up 13"]);
   });
 
-  it("rebinds spare keycodes after a settle once all are used", () => {
+  it("rebinds the oldest spare keycode once all are used (the executor waits out its settle time)", () => {
     expect(steps([[0x1004e00], [0x1004e01], [0x1004e02]])).toEqual([
-      "bind 13 1004e00",
+      "bind 13 1004e00/1004e00",
       "down 13",
       "up 13",
-      "bind 12 1004e01",
+      "bind 12 1004e01/1004e01",
       "down 12",
       "up 12",
-      "settle",
-      "bind 13 1004e02",
+      "bind 13 1004e02/1004e02",
       "down 13",
       "up 13",
     ]);
