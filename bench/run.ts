@@ -17,6 +17,7 @@ import { b6Replicas } from "./b6-replicas.ts";
 import { b7SessionReady } from "./b7-session-ready.ts";
 import { b8IdleAgentMemory } from "./b8-idle-agent-memory.ts";
 import { b9CdpRoundTrip } from "./b9-cdp-round-trip.ts";
+import { b10FleetScale } from "./b10-fleet-scale.ts";
 import { b11Screenshot } from "./b11-screenshot.ts";
 import { b12TypeText } from "./b12-type-text.ts";
 import { b13Click } from "./b13-click.ts";
@@ -61,6 +62,7 @@ const benchmarks: { id: string; run: (ctx: BenchContext) => Promise<BenchOutcome
   { id: "B8", run: b8IdleAgentMemory },
   // After B8, which reports B7's agent idle: one more session on it, CDP through the gateway and direct.
   { id: "B9", run: b9CdpRoundTrip },
+  { id: "B10", run: b10FleetScale },
   { id: "B11", run: b11Screenshot },
   { id: "B12", run: b12TypeText },
   { id: "B13", run: b13Click },

@@ -289,6 +289,14 @@ export class BenchEnvironment {
     );
   }
 
+  /**
+   * A gateway for B10's fleet, from `main` (today's tree, or another commit's checked out for a
+   * baseline), with the gateway's production Node settings and `env` besides.
+   */
+  fleetGateway(name: string, main: string, env: NodeJS.ProcessEnv): Promise<ServerProcess> {
+    return this.#start(name, main, { ...this.#production("gateway", main), ...env }, false);
+  }
+
   /** B4's SQLite floor, on the SQLite tenant's database file. */
   async sqliteFloor(): Promise<ServerProcess> {
     const tenant = await this.tenant("sqlite");

@@ -13,7 +13,32 @@ export interface HostCheckDeps {
   timeoutMs: number;
   /** Which hosts this gateway checks; undefined: all of them. */
   share?: HostCheckShare;
+  /** Hosts whose connection is watched, so that a lost one is checked at once (see watchConnection). */
+  watched?: Set<string>;
+  /** Told of every change of a host's health this gateway's checks find. */
+  onChange?: (address: string, from: string, to: HostCheckResult) => void;
 }
+
+/**
+ * Checks a serving host again the moment its connection closes, rather than at the next round: a
+ * host whose agent dies leaves the pool within a round trip, though only one gateway checks it.
+ */
+function watchConnection(deps: HostCheckDeps, address: string): void {
+  const { watched } = deps;
+  if (!watched || watched.has(address)) return;
+  const lost = () => {
+    watched.delete(address);
+    void checkHost(deps, address)
+      .then((result) => {
+        if (result.health !== "serving") deps.onChange?.(address, "serving", result);
+      })
+      .catch(() => undefined);
+  };
+  if (deps.hosts.onConnectionLost(address, lost)) watched.add(address);
+}
+
+/** A channel to a host this gateway does not check is closed after this long unused. */
+const UNUSED_CHANNEL_MS = 15_000;
 
 function sameDescription(a: HostDescription | null | undefined, b: HostDescription | null | undefined): boolean {
   return (
@@ -64,8 +89,11 @@ export async function checkHost(deps: HostCheckDeps, address: string, stored?: H
     result = { health: "unreachable", detail: (error as Error).message, checkedAt };
   }
   if (changed(stored, result)) await deps.store.hosts.recordCheck(address, result);
+  if (result.health === "serving") watchConnection(deps, address);
   setHostHealth(address, result.health === "serving");
-  if (result.running) await reconcile(deps, address, result.running);
+  // A host idle in the store that the agent finds idle too has nothing to bring in line: no read.
+  const idle = stored && !stored.sessionId && !stored.stoppingSessionId && result.running?.sessionId === "";
+  if (result.running && !idle) await reconcile(deps, address, result.running);
   return result;
 }
 
@@ -102,21 +130,22 @@ async function reconcile(deps: HostCheckDeps, address: string, running: { sessio
  * Two gateways may check one host at the same time (while one joins or leaves): a result is stored
  * only if no check that started later was stored first.
  */
-export async function checkAllHosts(
-  deps: HostCheckDeps,
-  onChange: (address: string, from: string, to: HostCheckResult) => void,
-): Promise<void> {
+export async function checkAllHosts(deps: HostCheckDeps): Promise<void> {
   const [known, mine] = await Promise.all([deps.store.hosts.list(), deps.share?.current() ?? (() => true)]);
   keepHostHealthOf(known.map((host) => host.address));
   await Promise.all(
     known.map(async (host) => {
-      // Another gateway checks it: this one's metric follows the store.
+      // Another gateway checks it: this one's metric follows the store, and its connection is
+      // closed once nothing has used it for a while and no session runs there.
       if (!mine(host.address)) {
         setHostHealth(host.address, host.health === "serving");
+        if (!host.sessionId && !host.stoppingSessionId && deps.hosts.release(host.address, UNUSED_CHANNEL_MS)) {
+          deps.watched?.delete(host.address);
+        }
         return;
       }
       const result = await checkHost(deps, host.address, host);
-      if (result.health !== host.health) onChange(host.address, host.health, result);
+      if (result.health !== host.health) deps.onChange?.(host.address, host.health, result);
     }),
   );
 }

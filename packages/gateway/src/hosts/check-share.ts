@@ -1,4 +1,7 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Membership } from "../store/sql-client.ts";
+
+const FIRST_JOIN_WAIT_MS = 2_000;
 
 /** FNV-1a, 32 bits: cheap, and spread well enough to deal hosts out evenly. */
 function fnv1a(text: string): number {
@@ -36,6 +39,7 @@ export function ownerOf(address: string, members: readonly string[]): string | u
  */
 export class HostCheckShare {
   readonly #membership: Membership | undefined;
+  #first = true;
 
   constructor(membership: Membership | undefined) {
     this.#membership = membership;
@@ -43,6 +47,12 @@ export class HostCheckShare {
 
   /** A test of whether this gateway checks a host, valid for one round of checks. */
   async current(): Promise<(address: string) => boolean> {
+    // The first round waits a moment for the membership: a replica starting beside others would
+    // otherwise check (and open a channel to) every host once.
+    if (this.#first && this.#membership) {
+      this.#first = false;
+      await Promise.race([this.#membership.joined, sleep(FIRST_JOIN_WAIT_MS, undefined, { ref: false })]);
+    }
     const self = this.#membership?.self;
     const members = self === undefined ? undefined : await this.#membership?.members().catch(() => undefined);
     if (self === undefined || members === undefined || !members.includes(self)) return () => true;

@@ -1,5 +1,5 @@
 import { createPromiseClient, HostAgent, MAX_GRPC_MESSAGE_BYTES, type PromiseClient } from "@browser-infra/contract";
-import { type ChannelCredentials, type ChannelOptions, Client, credentials } from "@grpc/grpc-js";
+import { type ChannelCredentials, type ChannelOptions, Client, connectivityState, credentials } from "@grpc/grpc-js";
 import { withCallMetrics } from "../metrics/host-call-metrics.ts";
 import { checkServing } from "./health-check.ts";
 
@@ -18,7 +18,7 @@ export interface HostTls {
  * Channels reconnect by themselves, so a host that comes back needs nothing.
  */
 export class HostPool {
-  readonly #channels = new Map<string, { channel: Client; client: HostAgentClient }>();
+  readonly #channels = new Map<string, { channel: Client; client: HostAgentClient; usedAt: number }>();
   readonly #credentials: ChannelCredentials;
   readonly #tlsOptions: ChannelOptions;
 
@@ -31,8 +31,9 @@ export class HostPool {
     this.#tlsOptions = tls?.serverName ? { "grpc.ssl_target_name_override": tls.serverName } : {};
   }
 
-  #entry(address: string): { channel: Client; client: HostAgentClient } {
+  #entry(address: string): { channel: Client; client: HostAgentClient; usedAt: number } {
     let entry = this.#channels.get(address);
+    if (entry) entry.usedAt = performance.now();
     if (!entry) {
       const channel = new Client(address, this.#credentials, {
         // Fail fast when a host is down instead of waiting out long reconnect backoffs.
@@ -44,7 +45,7 @@ export class HostPool {
         "grpc.max_receive_message_length": MAX_GRPC_MESSAGE_BYTES,
         ...this.#tlsOptions,
       });
-      entry = { channel, client: withCallMetrics(createPromiseClient(HostAgent, channel)) };
+      entry = { channel, client: withCallMetrics(createPromiseClient(HostAgent, channel)), usedAt: performance.now() };
       this.#channels.set(address, entry);
     }
     return entry;
@@ -52,6 +53,35 @@ export class HostPool {
 
   client(address: string): HostAgentClient {
     return this.#entry(address).client;
+  }
+
+  /**
+   * Calls `onLost` once when the connection to the host, open now, closes (the agent died, its host
+   * went away): its check need not wait for the next round. False when no connection is open.
+   */
+  onConnectionLost(address: string, onLost: () => void): boolean {
+    const channel = this.#entry(address).channel.getChannel();
+    const state = channel.getConnectivityState(false);
+    if (state !== connectivityState.READY) return false;
+    channel.watchConnectivityState(state, Number.POSITIVE_INFINITY, () => {
+      // Closed by this side (release, close): nothing was lost.
+      if (channel.getConnectivityState(false) !== connectivityState.SHUTDOWN) onLost();
+    });
+    return true;
+  }
+
+  /**
+   * Closes the channel to a host this gateway has had nothing to say to for `idleMs`: a gateway
+   * that knows a thousand hosts keeps connections only to those it checks or talks to. The caller
+   * knows the host runs no session (whose calls may be long streams). It opens again on next use.
+   * True when it was closed.
+   */
+  release(address: string, idleMs: number): boolean {
+    const entry = this.#channels.get(address);
+    if (!entry || performance.now() - entry.usedAt < idleMs) return false;
+    this.#channels.delete(address);
+    entry.channel.close();
+    return true;
   }
 
   /** Whether the agent's gRPC health service says it serves; rejects with RpcError when it cannot be asked. */

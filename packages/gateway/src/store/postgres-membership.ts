@@ -22,6 +22,8 @@ export class PostgresMembership implements Membership {
   #key: number | undefined;
   #closed = false;
   #retry: NodeJS.Timeout | undefined;
+  readonly joined: Promise<void>;
+  #markJoined: () => void = () => {};
 
   constructor(
     connectionString: string,
@@ -33,6 +35,9 @@ export class PostgresMembership implements Membership {
     this.#group = group;
     this.#connectTimeoutMs = connectTimeoutMs;
     this.#pool = pool;
+    this.joined = new Promise((resolve) => {
+      this.#markJoined = resolve;
+    });
     void this.#connect();
   }
 
@@ -76,7 +81,10 @@ export class PostgresMembership implements Membership {
           key,
         ]);
         if (rows[0]?.held) {
-          if (this.#client === client && !this.#closed) this.#key = key;
+          if (this.#client === client && !this.#closed) {
+            this.#key = key;
+            this.#markJoined();
+          }
           break;
         }
       }

@@ -23,6 +23,8 @@ export interface SqlClient {
 export interface Membership {
   /** This member's key; undefined while it is not (yet, or any more) a member. */
   readonly self: string | undefined;
+  /** Resolves once this process first became a member. */
+  readonly joined: Promise<void>;
   /** The keys of every live member, this one's included; undefined while this one is not a member. */
   members(): Promise<string[] | undefined>;
   close(): Promise<void>;
