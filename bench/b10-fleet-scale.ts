@@ -123,7 +123,8 @@ async function hostHealths(databaseUrl: string): Promise<Map<string, string>> {
 
 async function measureDesign(ctx: BenchContext, design: Design, hostCount: number): Promise<DesignFigures> {
   const { env, settings, progress } = ctx;
-  const idleSeconds = settings.smoke ? 5 : 20;
+  // A whole period of the idle hosts' Describe (30 s) and more, so the figure is its average.
+  const idleSeconds = settings.smoke ? 5 : 40;
   const creates = settings.smoke ? CONCURRENT_CREATES : 300;
   const deaths = settings.smoke ? 3 : 10;
   const fleet = await SimulatedFleet.start(hostCount, START_DELAY_MS);

@@ -66,7 +66,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // Replicas on one PostgreSQL store split the host checks between them.
   const share = new HostCheckShare(store.sql.join?.(HOST_CHECKERS_GROUP));
   const hostPoller = await startHostPoller(
-    { store, hosts, lifecycle, timeoutMs: config.agentTimeoutMs, share, watched: new Set() },
+    { store, hosts, lifecycle, timeoutMs: config.agentTimeoutMs, share, describedAt: new Map() },
     config.hostCheckIntervalMs,
     logger,
   );

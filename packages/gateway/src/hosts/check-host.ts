@@ -13,28 +13,44 @@ export interface HostCheckDeps {
   timeoutMs: number;
   /** Which hosts this gateway checks; undefined: all of them. */
   share?: HostCheckShare;
-  /** Hosts whose connection is watched, so that a lost one is checked at once (see watchConnection). */
-  watched?: Set<string>;
+  /**
+   * When each host's Describe last answered: an idle host whose health stream says it serves is
+   * described again only after IDLE_DESCRIBE_MS. Undefined: every round describes every host.
+   */
+  describedAt?: Map<string, number>;
   /** Told of every change of a host's health this gateway's checks find. */
   onChange?: (address: string, from: string, to: HostCheckResult) => void;
 }
 
 /**
- * Checks a serving host again the moment its connection closes, rather than at the next round: a
- * host whose agent dies leaves the pool within a round trip, though only one gateway checks it.
+ * How often an idle host whose health stream says it serves is described anyway: what Describe
+ * adds then is a session the agent runs that the store does not give it (a start whose answer was
+ * lost), which is stopped at the latest this long after. A restarted agent ends its stream, and
+ * is checked at once.
  */
-function watchConnection(deps: HostCheckDeps, address: string): void {
-  const { watched } = deps;
-  if (!watched || watched.has(address)) return;
-  const lost = () => {
-    watched.delete(address);
-    void checkHost(deps, address)
-      .then((result) => {
-        if (result.health !== "serving") deps.onChange?.(address, "serving", result);
-      })
-      .catch(() => undefined);
-  };
-  if (deps.hosts.onConnectionLost(address, lost)) watched.add(address);
+const IDLE_DESCRIBE_MS = 30_000;
+
+/**
+ * Keeps the host's health stream open, so that the agent's news (it stops serving, it serves
+ * again, it died) is checked at once rather than at the next round: a dead host leaves the pool
+ * within a round trip, though only one gateway checks it.
+ */
+function watchHealth(deps: HostCheckDeps, address: string, known: "serving" | "not_serving"): void {
+  deps.hosts.watchHealth(address, known, () => {
+    void (async () => {
+      const stored = await deps.store.hosts.find(address);
+      const result = await checkHost(deps, address, stored);
+      if (stored && result.health !== stored.health) deps.onChange?.(address, stored.health, result);
+    })().catch(() => undefined);
+  });
+}
+
+/** Whether an idle serving host's check can wait: its health stream says it serves, and it was described lately. */
+function describedLately(deps: HostCheckDeps, host: HostRecord): boolean {
+  if (host.health !== "serving" || host.sessionId || host.stoppingSessionId) return false;
+  if (deps.hosts.pushedHealth(host.address) !== "serving") return false;
+  const at = deps.describedAt?.get(host.address);
+  return at !== undefined && performance.now() - at < IDLE_DESCRIBE_MS;
 }
 
 /** A channel to a host this gateway does not check is closed after this long unused. */
@@ -68,8 +84,13 @@ export async function checkHost(deps: HostCheckDeps, address: string, stored?: H
   const checkedAt = new Date().toISOString();
   let result: HostCheckResult;
   try {
-    if (await deps.hosts.serving(address, deps.timeoutMs)) {
+    // A live health stream has the answer already; without one the agent is asked.
+    const pushed = deps.hosts.pushedHealth(address);
+    if (pushed ? pushed === "serving" : await deps.hosts.serving(address, deps.timeoutMs)) {
       const described = await deps.hosts.client(address).describe({}, { timeoutMs: deps.timeoutMs });
+      // Backdated by up to half the period, at random: hosts checked together at start are not all
+      // described again in the same round.
+      deps.describedAt?.set(address, performance.now() - (Math.random() * IDLE_DESCRIBE_MS) / 2);
       result = {
         health: "serving",
         detail: null,
@@ -89,7 +110,7 @@ export async function checkHost(deps: HostCheckDeps, address: string, stored?: H
     result = { health: "unreachable", detail: (error as Error).message, checkedAt };
   }
   if (changed(stored, result)) await deps.store.hosts.recordCheck(address, result);
-  if (result.health === "serving") watchConnection(deps, address);
+  if (result.health !== "unreachable") watchHealth(deps, address, result.health);
   setHostHealth(address, result.health === "serving");
   // A host idle in the store that the agent finds idle too has nothing to bring in line: no read.
   const idle = stored && !stored.sessionId && !stored.stoppingSessionId && result.running?.sessionId === "";
@@ -139,11 +160,10 @@ export async function checkAllHosts(deps: HostCheckDeps): Promise<void> {
       // closed once nothing has used it for a while and no session runs there.
       if (!mine(host.address)) {
         setHostHealth(host.address, host.health === "serving");
-        if (!host.sessionId && !host.stoppingSessionId && deps.hosts.release(host.address, UNUSED_CHANNEL_MS)) {
-          deps.watched?.delete(host.address);
-        }
+        if (!host.sessionId && !host.stoppingSessionId) deps.hosts.release(host.address, UNUSED_CHANNEL_MS);
         return;
       }
+      if (describedLately(deps, host)) return;
       const result = await checkHost(deps, host.address, host);
       if (result.health !== host.health) deps.onChange?.(host.address, host.health, result);
     }),

@@ -2,7 +2,7 @@ import { createPromiseClient, Health, HealthCheckResponse_ServingStatus } from "
 import type { Client } from "@grpc/grpc-js";
 
 /** The service name the agent reports on; its status turns NOT_SERVING while the agent shuts down. */
-const HOST_AGENT_SERVICE = "hostagent.v1.HostAgent";
+export const HOST_AGENT_SERVICE = "hostagent.v1.HostAgent";
 
 /**
  * Asks the agent's standard grpc.health.v1 service whether it serves the host agent API; rejects

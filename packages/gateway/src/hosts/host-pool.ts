@@ -1,7 +1,8 @@
 import { createPromiseClient, HostAgent, MAX_GRPC_MESSAGE_BYTES, type PromiseClient } from "@browser-infra/contract";
-import { type ChannelCredentials, type ChannelOptions, Client, connectivityState, credentials } from "@grpc/grpc-js";
+import { type ChannelCredentials, type ChannelOptions, Client, credentials } from "@grpc/grpc-js";
 import { withCallMetrics } from "../metrics/host-call-metrics.ts";
 import { checkServing } from "./health-check.ts";
+import { type HealthUpdate, HealthWatch } from "./health-watch.ts";
 
 export type HostAgentClient = PromiseClient<(typeof HostAgent)["method"]>;
 
@@ -19,6 +20,7 @@ export interface HostTls {
  */
 export class HostPool {
   readonly #channels = new Map<string, { channel: Client; client: HostAgentClient; usedAt: number }>();
+  readonly #watches = new Map<string, HealthWatch>();
   readonly #credentials: ChannelCredentials;
   readonly #tlsOptions: ChannelOptions;
 
@@ -56,18 +58,23 @@ export class HostPool {
   }
 
   /**
-   * Calls `onLost` once when the connection to the host, open now, closes (the agent died, its host
-   * went away): its check need not wait for the next round. False when no connection is open.
+   * Keeps a health stream open to the host (unless one is): `onUpdate` hears when the agent stops or
+   * starts serving, and once when the stream is lost (the agent or its host died). `known` is the
+   * status a check just found.
    */
-  onConnectionLost(address: string, onLost: () => void): boolean {
-    const channel = this.#entry(address).channel.getChannel();
-    const state = channel.getConnectivityState(false);
-    if (state !== connectivityState.READY) return false;
-    channel.watchConnectivityState(state, Number.POSITIVE_INFINITY, () => {
-      // Closed by this side (release, close): nothing was lost.
-      if (channel.getConnectivityState(false) !== connectivityState.SHUTDOWN) onLost();
+  watchHealth(address: string, known: "serving" | "not_serving", onUpdate: (update: HealthUpdate) => void): void {
+    const current = this.#watches.get(address);
+    if (current && !current.over) return;
+    const watch = new HealthWatch(this.#entry(address).channel, known, (update) => {
+      if (update === "lost" && this.#watches.get(address) === watch) this.#watches.delete(address);
+      onUpdate(update);
     });
-    return true;
+    this.#watches.set(address, watch);
+  }
+
+  /** What the host's health stream last said; undefined when none is open. */
+  pushedHealth(address: string): "serving" | "not_serving" | undefined {
+    return this.#watches.get(address)?.status;
   }
 
   /**
@@ -80,6 +87,8 @@ export class HostPool {
     const entry = this.#channels.get(address);
     if (!entry || performance.now() - entry.usedAt < idleMs) return false;
     this.#channels.delete(address);
+    this.#watches.get(address)?.cancel();
+    this.#watches.delete(address);
     entry.channel.close();
     return true;
   }
@@ -90,6 +99,8 @@ export class HostPool {
   }
 
   close(): void {
+    for (const watch of this.#watches.values()) watch.cancel();
+    this.#watches.clear();
     for (const { channel } of this.#channels.values()) channel.close();
     this.#channels.clear();
   }
