@@ -6,10 +6,11 @@ FROM node:24-bookworm-slim
 
 # openssl is for scripts/dev-certs.sh, which docker-compose.yml runs from this image. unshare
 # (util-linux, already in the base image) is how the agent finds out whether Chromium's sandbox
-# can work here.
+# can work here. x11-xkb-utils and xkb-data: AGENT_KEYBOARD_LAYOUT (setxkbmap); libnss3-tools:
+# certutil, which puts a session's proxy CA bundle in its browser's NSS database.
 RUN apt-get update \
   && apt-get install -y --no-install-recommends \
-    chromium fonts-liberation fonts-noto-color-emoji openssl tini xvfb \
+    chromium fonts-liberation fonts-noto-color-emoji libnss3-tools openssl tini x11-xkb-utils xkb-data xvfb \
   && rm -rf /var/lib/apt/lists/*
 
 ENV NODE_ENV=production
