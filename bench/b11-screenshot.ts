@@ -5,13 +5,12 @@ import { XScreen } from "../packages/host-agent/src/screenshot/x-screen.ts";
 import { type BenchContext, type BenchOutcome, metric } from "./lib/bench.ts";
 import { CdpClient } from "./lib/cdp-client.ts";
 import { browserProcessesVia, devToolsUrlOf, waitForFocusedSpare } from "./lib/chromium.ts";
-import { BROWSER_SCREEN, BROWSER_WINDOW, type BrowserGateway } from "./lib/environment.ts";
+import { BROWSER_SCREEN, BROWSER_WINDOW } from "./lib/environment.ts";
 import type { LatencySummary } from "./lib/load-spec.ts";
 import { round } from "./lib/measure.ts";
+import { createSession, deleteSession } from "./lib/sessions.ts";
 import { summarize } from "./lib/stats.ts";
 
-/** How long the first POST may wait for the gateway's first host check to find the agent. */
-const FIRST_HOST_CHECK_MS = 20_000;
 /** Quiet time before the measured rounds: the session's handover and the page's painting are done. */
 const SETTLE_MS = 1_000;
 /** Screenshots per leg before the measured rounds. */
@@ -76,30 +75,6 @@ interface Leg {
   name: LegName;
   /** Takes one screenshot and resolves with the PNG. */
   take(): Promise<Buffer>;
-}
-
-async function createSession(gateway: BrowserGateway): Promise<{ session_id: string; cdp_ws_url: string }> {
-  const headers = { authorization: `Bearer ${gateway.apiKey}`, "content-type": "application/json" };
-  const started = performance.now();
-  for (;;) {
-    const response = await fetch(`${gateway.process.url}/browsers`, { method: "POST", headers, body: "{}" });
-    const text = await response.text();
-    if (response.status === 200) return JSON.parse(text) as { session_id: string; cdp_ws_url: string };
-    // Run alone (--only=B11), the gateway's first host checks may not have found the agent yet.
-    if (response.status !== 503 || performance.now() - started > FIRST_HOST_CHECK_MS) {
-      throw new Error(`POST /browsers answered ${response.status}: ${text}`);
-    }
-    await sleep(100);
-  }
-}
-
-async function deleteSession(gateway: BrowserGateway, sessionId: string): Promise<void> {
-  const response = await fetch(`${gateway.process.url}/browsers/${sessionId}`, {
-    method: "DELETE",
-    headers: { authorization: `Bearer ${gateway.apiKey}` },
-  });
-  await response.arrayBuffer();
-  if (response.status !== 204) throw new Error(`DELETE /browsers/${sessionId} answered ${response.status}`);
 }
 
 /** `xwd -root | xwdtopnm | pnmtopng`, one shell per screenshot, as a tool that shells out would run it. */

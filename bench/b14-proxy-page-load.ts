@@ -1,6 +1,5 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { setTimeout as sleep } from "node:timers/promises";
 import { type Browser, chromium as playwright } from "playwright-core";
 import { Server as ProxyServer } from "proxy-chain";
 import { decideSandbox } from "../packages/host-agent/src/browser/sandbox.ts";
@@ -8,10 +7,9 @@ import { type BenchContext, type BenchOutcome, metric } from "./lib/bench.ts";
 import { type ColdChromium, devToolsUrlOf, launchColdChromium, waitForFocusedSpare } from "./lib/chromium.ts";
 import { BROWSER_WINDOW, CHROMIUM_PATH } from "./lib/environment.ts";
 import { round } from "./lib/measure.ts";
+import { createSession, deleteSession } from "./lib/sessions.ts";
 import { median } from "./lib/stats.ts";
 
-/** How long the first POST may wait for the gateway's first host check to find the agent. */
-const FIRST_HOST_CHECK_MS = 20_000;
 /** Subresources of the page: each is one more request through the proxy. */
 const IMAGES = 24;
 /** Longer than the benchmark runs, so the idle reaper leaves the session alone. */
@@ -105,24 +103,9 @@ export async function b14ProxyPageLoad(ctx: BenchContext): Promise<BenchOutcome>
     const proxy = (await proxyResponse.json()) as { id: string };
 
     const spare = await waitForFocusedSpare(gateway.agent);
-    const createStarted = performance.now();
-    for (;;) {
-      const response = await fetch(`${gateway.process.url}/browsers`, {
-        method: "POST",
-        headers,
-        // Driven over its own DevTools socket, the session sees no activity through the gateway.
-        body: JSON.stringify({ proxy_id: proxy.id, timeout_seconds: SESSION_TIMEOUT_SECONDS }),
-      });
-      const text = await response.text();
-      if (response.ok) {
-        sessionId = (JSON.parse(text) as { session_id: string }).session_id;
-        break;
-      }
-      if (response.status !== 503 || performance.now() - createStarted > FIRST_HOST_CHECK_MS) {
-        throw new Error(`POST /browsers answered ${response.status}: ${text}`);
-      }
-      await sleep(100);
-    }
+    // Driven over its own DevTools socket, the session sees no activity through the gateway.
+    sessionId = (await createSession(gateway, { proxy_id: proxy.id, timeout_seconds: SESSION_TIMEOUT_SECONDS }))
+      .session_id;
     // Both legs are driven over their browser's own DevTools socket: only the proxy path differs.
     const oursUrl = devToolsUrlOf(spare);
     if (!oursUrl) throw new Error(`no DevToolsActivePort for the session's browser (pid ${spare})`);
@@ -199,11 +182,7 @@ export async function b14ProxyPageLoad(ctx: BenchContext): Promise<BenchOutcome>
   } finally {
     for (const leg of legs) await leg.browser.close().catch(() => undefined);
     await cold?.stop();
-    if (sessionId) {
-      await fetch(`${gateway.process.url}/browsers/${sessionId}`, { method: "DELETE", headers }).then((r) =>
-        r.arrayBuffer(),
-      );
-    }
+    if (sessionId) await deleteSession(gateway, sessionId);
     await upstream.close(true);
     site.closeAllConnections();
     await new Promise((resolve) => site.close(resolve));

@@ -2,13 +2,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type BenchContext, type BenchOutcome, metric } from "./lib/bench.ts";
 import { CdpClient } from "./lib/cdp-client.ts";
 import { browserProcessesVia, devToolsUrlOf, waitForFocusedSpare } from "./lib/chromium.ts";
-import { BROWSER_SCREEN, type BrowserGateway } from "./lib/environment.ts";
+import { BROWSER_SCREEN } from "./lib/environment.ts";
 import type { LatencySummary } from "./lib/load-spec.ts";
 import { round } from "./lib/measure.ts";
+import { createSession, deleteSession } from "./lib/sessions.ts";
 import { median, summarize } from "./lib/stats.ts";
 
-/** How long the first POST may wait for the gateway's first host check to find the agent. */
-const FIRST_HOST_CHECK_MS = 20_000;
 /** Quiet time before each part's measured rounds: the session's handover and page setup are done. */
 const SETTLE_MS = 1_000;
 /** Screenshot requests each leg keeps in flight: a stream, each reply's transfer overlapping the next capture. */
@@ -56,30 +55,6 @@ interface ScreenshotRound {
   seconds: number;
   bytes: number;
   screenshots: number;
-}
-
-async function createSession(gateway: BrowserGateway): Promise<{ session_id: string; cdp_ws_url: string }> {
-  const headers = { authorization: `Bearer ${gateway.apiKey}`, "content-type": "application/json" };
-  const started = performance.now();
-  for (;;) {
-    const response = await fetch(`${gateway.process.url}/browsers`, { method: "POST", headers, body: "{}" });
-    const text = await response.text();
-    if (response.status === 200) return JSON.parse(text) as { session_id: string; cdp_ws_url: string };
-    // Run alone (--only=B9), the gateway's first host checks may not have found the agent yet.
-    if (response.status !== 503 || performance.now() - started > FIRST_HOST_CHECK_MS) {
-      throw new Error(`POST /browsers answered ${response.status}: ${text}`);
-    }
-    await sleep(100);
-  }
-}
-
-async function deleteSession(gateway: BrowserGateway, sessionId: string): Promise<void> {
-  const response = await fetch(`${gateway.process.url}/browsers/${sessionId}`, {
-    method: "DELETE",
-    headers: { authorization: `Bearer ${gateway.apiKey}` },
-  });
-  await response.arrayBuffer();
-  if (response.status !== 204) throw new Error(`DELETE /browsers/${sessionId} answered ${response.status}`);
 }
 
 /** Width and height of a PNG from its IHDR chunk. */

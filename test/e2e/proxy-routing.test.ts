@@ -1,16 +1,15 @@
-import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
-import { fileURLToPath } from "node:url";
-import Kernel from "@onkernel/sdk";
+import type Kernel from "@onkernel/sdk";
 import { type Browser, chromium as playwright } from "playwright-core";
 import { Server as ProxyServer } from "proxy-chain";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { QUICKSTART_READY_TIMEOUT_MS, type Quickstart, startQuickstart } from "../support/quickstart.ts";
 
 /**
  * A session created with a proxy sends its browser's traffic through it, through the quick start
@@ -19,8 +18,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
  * a loopback site records what reaches it.
  */
 
-const QUICKSTART = fileURLToPath(new URL("../../scripts/quickstart.ts", import.meta.url));
-const READY_TIMEOUT_MS = 60_000;
 const PASSWORD = `pw-${Math.random().toString(36).slice(2)}-secret`;
 const TEMPLATE_PASSWORD = `tpl-${Math.random().toString(36).slice(2)}-secret`;
 
@@ -62,9 +59,8 @@ class RecordingProxy {
   }
 }
 
+let quickstart: Quickstart | undefined;
 let dataDir: string;
-let child: ReturnType<typeof spawn>;
-let output = "";
 let kernel: Kernel;
 let site: Server;
 let sitePort: number;
@@ -88,38 +84,16 @@ beforeAll(async () => {
   await upstream.start();
   await templated.start();
 
-  dataDir = mkdtempSync(join(tmpdir(), "proxy-routing-"));
-  child = spawn(process.execPath, [QUICKSTART], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATA_DIR: dataDir,
-      PORT: "0",
-      QUICKSTART_BROWSERS: "1",
-      LOG_LEVEL: "debug",
-      PROXY_ALLOWED_NETWORKS: "127.0.0.0/8",
-      PROXY_URL_TEMPLATE_RESIDENTIAL: `http://res-{session}-{country}:${TEMPLATE_PASSWORD}@127.0.0.1:${templated.port}`,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
+  quickstart = await startQuickstart("proxy-routing", {
+    QUICKSTART_BROWSERS: "1",
+    LOG_LEVEL: "debug",
+    PROXY_ALLOWED_NETWORKS: "127.0.0.0/8",
+    PROXY_URL_TEMPLATE_RESIDENTIAL: `http://res-{session}-{country}:${TEMPLATE_PASSWORD}@127.0.0.1:${templated.port}`,
   });
-  for (const stream of [child.stdout, child.stderr]) {
-    stream?.on("data", (chunk: Buffer) => {
-      output += chunk.toString("utf8");
-    });
-  }
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (!output.includes("Ctrl-C stops everything.")) {
-    if (Date.now() > deadline || child.exitCode !== null)
-      throw new Error(`the quick start did not come up:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const baseURL = /export KERNEL_BASE_URL=(\S+)/.exec(output)?.[1];
-  const apiKey = /export KERNEL_API_KEY=(\S+)/.exec(output)?.[1];
-  kernel = new Kernel({ baseURL, apiKey, maxRetries: 0 });
+  ({ kernel, dataDir } = quickstart);
   // The one browser is the session the quick start made; each test takes it in turn.
   await kernel.browsers.deleteByID((await kernel.browsers.retrieve("local")).session_id);
-}, READY_TIMEOUT_MS + 10_000);
+}, QUICKSTART_READY_TIMEOUT_MS + 10_000);
 
 afterEach(async () => {
   await browser?.close().catch(() => undefined);
@@ -128,8 +102,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  if (child?.exitCode === null && child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-  rmSync(dataDir, { recursive: true, force: true });
+  quickstart?.kill();
   await upstream.stop();
   await templated.stop();
   await new Promise<void>((resolve) => site?.close(() => resolve()));
@@ -344,7 +317,7 @@ describe("the proxy's password", () => {
     expect(responses).not.toContain(PASSWORD);
     const logs = readdirSync(join(dataDir, "logs")).map((name) => readFileSync(join(dataDir, "logs", name), "utf8"));
     expect(logs.join("\n").length).toBeGreaterThan(0);
-    for (const text of [...logs, output]) {
+    for (const text of [...logs, quickstart?.output() ?? ""]) {
       expect(text).not.toContain(PASSWORD);
       expect(text).not.toContain(TEMPLATE_PASSWORD);
     }

@@ -1,15 +1,14 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import Kernel from "@onkernel/sdk";
+import type Kernel from "@onkernel/sdk";
 import { chromium as playwright } from "playwright-core";
 import puppeteer from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { QUICKSTART_READY_TIMEOUT_MS, type Quickstart, startQuickstart } from "../support/quickstart.ts";
 
 /**
  * `npm start` as a new user runs it: QUICKSTART_BROWSERS agents, each with its own Xvfb and
@@ -17,12 +16,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * prints. Ctrl-C ends every process it started.
  */
 
-const QUICKSTART = fileURLToPath(new URL("../../scripts/quickstart.ts", import.meta.url));
-const READY_TIMEOUT_MS = 60_000;
-
+let quickstart: Quickstart | undefined;
 let dataDir: string;
-let child: ReturnType<typeof spawn>;
-let output = "";
+let child: ChildProcess;
 let kernel: Kernel;
 /** A form served on loopback that echoes what is posted to it. */
 let formServer: Server;
@@ -80,34 +76,12 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => formServer.listen(0, "127.0.0.1", resolve));
   formUrl = `http://127.0.0.1:${(formServer.address() as AddressInfo).port}/`;
-  dataDir = mkdtempSync(join(tmpdir(), "quickstart-"));
-  child = spawn(process.execPath, [QUICKSTART], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: "0", QUICKSTART_BROWSERS: "2" },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  child.stdout?.on("data", (chunk: Buffer) => {
-    output += chunk.toString("utf8");
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    output += chunk.toString("utf8");
-  });
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (!output.includes("Ctrl-C stops everything.")) {
-    if (Date.now() > deadline || child.exitCode !== null)
-      throw new Error(`the quick start did not come up:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const baseURL = /export KERNEL_BASE_URL=(\S+)/.exec(output)?.[1];
-  const apiKey = /export KERNEL_API_KEY=(\S+)/.exec(output)?.[1];
-  kernel = new Kernel({ baseURL, apiKey, maxRetries: 0 });
-}, READY_TIMEOUT_MS + 10_000);
+  quickstart = await startQuickstart("quickstart", { QUICKSTART_BROWSERS: "2" });
+  ({ kernel, dataDir, child } = quickstart);
+}, QUICKSTART_READY_TIMEOUT_MS + 10_000);
 
 afterAll(async () => {
-  if (child?.exitCode === null && child.pid !== undefined) {
-    process.kill(-child.pid, "SIGKILL");
-  }
-  rmSync(dataDir, { recursive: true, force: true });
+  quickstart?.kill();
   await new Promise<void>((resolve) => formServer?.close(() => resolve()));
 });
 
@@ -115,7 +89,7 @@ describe("npm start", { timeout: 60_000 }, () => {
   it("prints a session local with a browser of its own, and a second session right after gets another", async () => {
     const local = await kernel.browsers.retrieve("local");
     // Printed with the token of its creation; every read of the session carries a fresh one.
-    expect(output).toContain(local.cdp_ws_url.split("?")[0]);
+    expect(quickstart?.output()).toContain(local.cdp_ws_url.split("?")[0]);
     const second = await kernel.browsers.create({});
     expect(second.cdp_ws_url).not.toBe(local.cdp_ws_url);
     for (const session of [local, second]) {
@@ -161,7 +135,7 @@ describe("npm start", { timeout: 60_000 }, () => {
     const sockets = join(dataDir, "sockets");
     expect(statSync(sockets).mode & 0o777).toBe(0o700);
     const socket = join(sockets, "host-agent-1.sock");
-    expect(output).toContain(`unix:${socket}`);
+    expect(quickstart?.output()).toContain(`unix:${socket}`);
     expect(await connectAs(undefined, socket)).toBe("connected");
     // Another user (nobody) cannot even open the socket. Only root can act as another user; as
     // anyone else the private directory above is what keeps them out.

@@ -1,0 +1,41 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { BrowserGateway } from "./environment.ts";
+
+/** How long the first POST may wait for the gateway's first host check to find the agent. */
+const FIRST_HOST_CHECK_MS = 20_000;
+
+export interface CreatedSession {
+  session_id: string;
+  cdp_ws_url: string;
+}
+
+/**
+ * POST /browsers on the browser gateway with `body`. A benchmark run alone (--only) may ask before the
+ * gateway's first host checks found the agent: a 503 is retried for a while.
+ */
+export async function createSession(gateway: BrowserGateway, body: object = {}): Promise<CreatedSession> {
+  const headers = { authorization: `Bearer ${gateway.apiKey}`, "content-type": "application/json" };
+  const started = performance.now();
+  for (;;) {
+    const response = await fetch(`${gateway.process.url}/browsers`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status === 200) return JSON.parse(text) as CreatedSession;
+    if (response.status !== 503 || performance.now() - started > FIRST_HOST_CHECK_MS) {
+      throw new Error(`POST /browsers answered ${response.status}: ${text}`);
+    }
+    await sleep(100);
+  }
+}
+
+export async function deleteSession(gateway: BrowserGateway, sessionId: string): Promise<void> {
+  const response = await fetch(`${gateway.process.url}/browsers/${sessionId}`, {
+    method: "DELETE",
+    headers: { authorization: `Bearer ${gateway.apiKey}` },
+  });
+  await response.arrayBuffer();
+  if (response.status !== 204) throw new Error(`DELETE /browsers/${sessionId} answered ${response.status}`);
+}
