@@ -1,6 +1,6 @@
+import { ProxyAddressPolicy } from "@browser-infra/contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../../../test/support/ports.ts";
-import { ProxyAddressPolicy } from "@browser-infra/contract";
 import { type ProxyEndpoint, probeProxy } from "../../src/proxies/probe.ts";
 import {
   ECHOED_IP,
