@@ -54,13 +54,15 @@ async function insertProxy(organizationId: string, name: string): Promise<string
     id,
     organizationId,
     name,
-    type: "datacenter",
-    protocol: "https",
+    // A custom proxy: a session can be routed through it (a managed type needs a URL template). Its
+    // address is never dialled here: no page is loaded.
+    type: "custom",
+    protocol: "http",
     status: null,
     ipAddress: null,
     lastChecked: null,
     bypassHosts: [],
-    config: { country: "US" },
+    config: { host: "proxy.example", port: 3128 },
     passwordSealed: null,
     caBundleSealed: null,
     createdAt: new Date().toISOString(),

@@ -103,6 +103,20 @@ describe("gRPC server reflection on the host agent", () => {
       "PressKey",
       "Describe",
       "Cdp",
+      "CaptureScreenshot",
+      "MoveMouse",
+      "ClickMouse",
+      "DragMouse",
+      "Scroll",
+      "GetMousePosition",
+      "TypeText",
+      "ListFiles",
+      "ReadFile",
+      "WriteFile",
+      "DeleteFile",
+      "DeleteDirectory",
+      "CreateDirectory",
+      "MoveFile",
     ]);
   });
 

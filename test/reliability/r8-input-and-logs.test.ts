@@ -120,7 +120,7 @@ describe("R8 methods no route serves", () => {
       const response = parseRawResponse(text);
       expect(response.status).toBe(405);
       expect(response.headers["x-should-retry"]).toBe("false");
-      expect(response.headers.allow).toBe("GET, HEAD, POST, PATCH, DELETE");
+      expect(response.headers.allow).toBe("GET, HEAD, POST, PUT, PATCH, DELETE");
       expect(JSON.parse(response.body)).toEqual({ code: "method_not_allowed", message: expect.any(String) });
     }
   });
