@@ -102,7 +102,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  quickstart?.kill();
+  await quickstart?.stop();
   await upstream.stop();
   await templated.stop();
   await new Promise<void>((resolve) => site?.close(() => resolve()));

@@ -81,7 +81,7 @@ beforeAll(async () => {
 }, QUICKSTART_READY_TIMEOUT_MS + 10_000);
 
 afterAll(async () => {
-  quickstart?.kill();
+  await quickstart?.stop();
   await new Promise<void>((resolve) => formServer?.close(() => resolve()));
 });
 
