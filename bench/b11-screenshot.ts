@@ -4,11 +4,11 @@ import { encodePng, pngSize } from "../packages/host-agent/src/screenshot/png.ts
 import { XScreen } from "../packages/host-agent/src/screenshot/x-screen.ts";
 import { type BenchContext, type BenchOutcome, metric } from "./lib/bench.ts";
 import { CdpClient } from "./lib/cdp-client.ts";
-import { browserProcessesVia, devToolsUrlOf, waitForFocusedSpare } from "./lib/chromium.ts";
+import { waitForFocusedSpare } from "./lib/chromium.ts";
 import { BROWSER_SCREEN, BROWSER_WINDOW } from "./lib/environment.ts";
 import type { LatencySummary } from "./lib/load-spec.ts";
 import { round } from "./lib/measure.ts";
-import { createSession, deleteSession } from "./lib/sessions.ts";
+import { createSession, deleteSession, directDevToolsUrl } from "./lib/sessions.ts";
 import { summarize } from "./lib/stats.ts";
 
 /** Quiet time before the measured rounds: the session's handover and the page's painting are done. */
@@ -150,12 +150,7 @@ export async function b11Screenshot(ctx: BenchContext): Promise<BenchOutcome> {
   const clients: CdpClient[] = [];
   let failed = false;
   try {
-    const processes = await browserProcessesVia(session.cdp_ws_url);
-    if (!processes.some((p) => p.type === "browser" && p.id === spare)) {
-      throw new Error(`the session's browser is not the warm spare (pid ${spare}) that had the focus`);
-    }
-    const directUrl = devToolsUrlOf(spare);
-    if (!directUrl) throw new Error(`no DevToolsActivePort for the spare browser (pid ${spare})`);
+    const directUrl = await directDevToolsUrl(session.cdp_ws_url, spare);
     const direct = await CdpClient.open(directUrl);
     clients.push(direct);
     const { targetInfos } = await direct.send<{ targetInfos: { targetId: string; type: string }[] }>(

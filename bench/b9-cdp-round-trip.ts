@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type BenchContext, type BenchOutcome, metric } from "./lib/bench.ts";
 import { CdpClient } from "./lib/cdp-client.ts";
-import { browserProcessesVia, devToolsUrlOf, waitForFocusedSpare } from "./lib/chromium.ts";
+import { waitForFocusedSpare } from "./lib/chromium.ts";
 import { BROWSER_SCREEN } from "./lib/environment.ts";
 import type { LatencySummary } from "./lib/load-spec.ts";
 import { round } from "./lib/measure.ts";
-import { createSession, deleteSession } from "./lib/sessions.ts";
+import { createSession, deleteSession, directDevToolsUrl } from "./lib/sessions.ts";
 import { median, summarize } from "./lib/stats.ts";
 
 /** Quiet time before each part's measured rounds: the session's handover and page setup are done. */
@@ -123,12 +123,7 @@ export async function b9CdpRoundTrip(ctx: BenchContext): Promise<BenchOutcome> {
   const clients: CdpClient[] = [];
   let failed = false;
   try {
-    const processes = await browserProcessesVia(session.cdp_ws_url);
-    if (!processes.some((p) => p.type === "browser" && p.id === spare)) {
-      throw new Error(`the session's browser is not the warm spare (pid ${spare}) that had the focus`);
-    }
-    const directUrl = devToolsUrlOf(spare);
-    if (!directUrl) throw new Error(`no DevToolsActivePort for the spare browser (pid ${spare})`);
+    const directUrl = await directDevToolsUrl(session.cdp_ws_url, spare);
     const floorGateway = await env.cdpFloor();
     const viaGateway = await CdpClient.open(session.cdp_ws_url);
     clients.push(viaGateway);

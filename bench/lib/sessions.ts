@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { browserProcessesVia, devToolsUrlOf } from "./chromium.ts";
 import type { BrowserGateway } from "./environment.ts";
 
 /** How long the first POST may wait for the gateway's first host check to find the agent. */
@@ -38,4 +39,19 @@ export async function deleteSession(gateway: BrowserGateway, sessionId: string):
   });
   await response.arrayBuffer();
   if (response.status !== 204) throw new Error(`DELETE /browsers/${sessionId} answered ${response.status}`);
+}
+
+/**
+ * The loopback DevTools URL of a session's browser, once its browser process is shown (through
+ * `cdpWsUrl`) to be `spare`, the warm spare that had the focus: the direct leg then reaches the very
+ * browser the gateway leg does.
+ */
+export async function directDevToolsUrl(cdpWsUrl: string, spare: number): Promise<string> {
+  const processes = await browserProcessesVia(cdpWsUrl);
+  if (!processes.some((p) => p.type === "browser" && p.id === spare)) {
+    throw new Error(`the session's browser is not the warm spare (pid ${spare}) that had the focus`);
+  }
+  const directUrl = devToolsUrlOf(spare);
+  if (!directUrl) throw new Error(`no DevToolsActivePort for the spare browser (pid ${spare})`);
+  return directUrl;
 }
