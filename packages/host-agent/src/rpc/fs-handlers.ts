@@ -228,7 +228,8 @@ export function fsHandlers(slot: BrowserSlot) {
     /**
      * The caller sends the header (session, path, mode), then the pieces, then half-closes; the
      * agent answers once, with the size written, after the file took its path. Cut short in any
-     * way (the caller cancels, the session is fenced, a write fails), the file is not written.
+     * way (the caller aborts or cancels, the session is fenced, a write fails), the file is not
+     * written; the call's error status is sent only after the temporary file was removed.
      */
     writeFile: async (stream: WriteStream, context: CallContext): Promise<void> => {
       const header = await nextMessage<WriteFileRequest>(stream, context.signal);
@@ -243,6 +244,7 @@ export function fsHandlers(slot: BrowserSlot) {
         try {
           let message: WriteFileRequest | undefined = header;
           while (message) {
+            if (message.abort) throw new RpcError(Code.CANCELLED, "the caller gave the write up");
             const { chunk } = message;
             if (chunk.length > 0) await mapped(() => file.append(chunk));
             message = await nextMessage<WriteFileRequest>(stream, stop);

@@ -152,8 +152,32 @@ export async function writeFile(
       clearTimeout(timer);
     }
   } catch (error) {
-    // The agent discards what it wrote so far.
-    stream.cancel();
+    await giveUp(stream, answer, deps.agentTimeoutMs);
     throw error;
+  }
+}
+
+/**
+ * Tells the agent to discard what it wrote so far and waits (at most timeoutMs) until it did, so
+ * that a caller told the write failed finds no temporary file beside the path. An agent that
+ * failed the write itself has discarded already; one that does not answer in time is cancelled.
+ */
+async function giveUp(stream: WriteStream, answer: Promise<number>, timeoutMs: number): Promise<void> {
+  if (stream.writable) stream.end({ abort: true });
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs);
+  });
+  try {
+    await Promise.race([
+      answer.then(
+        () => undefined,
+        () => undefined,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+    stream.cancel();
   }
 }

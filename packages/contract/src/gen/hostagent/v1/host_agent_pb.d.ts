@@ -1030,6 +1030,15 @@ export declare type WriteFileRequest = Message<"hostagent.v1.WriteFileRequest"> 
    * @generated from field: bytes chunk = 4;
    */
   chunk: Uint8Array;
+
+  /**
+   * The caller gives the write up (its client went away, the body passed the upload limit): the
+   * agent removes what it wrote and ends the call with CANCELLED only once nothing is left, so a
+   * caller that waits for that end knows no temporary file remains. A plain cancel cannot say when.
+   *
+   * @generated from field: bool abort = 5;
+   */
+  abort: boolean;
 };
 
 /**
