@@ -1,8 +1,8 @@
 // node bench/fleet-simulator.ts <hosts> [--start-delay-ms=N]
 // A fleet of simulated host agents in one process: one gRPC server listening on <hosts> loopback
 // ports, each port one agent with a slot of its own. It answers what gateways ask of agents
-// (grpc.health.v1 Check, Describe, StartSession after a delay, StopSession, WaitSessionEnd) the
-// way a real agent does, and nothing else (UNIMPLEMENTED). Used by B10 and by the fleet test.
+// (grpc.health.v1 Check, Describe, StartSession after a delay, StopSession, WaitSessionEnd, and the
+// UDP liveness probes) the way a real agent does, and nothing else (UNIMPLEMENTED). Used by B10 and by the fleet test.
 //
 // Protocol: stdout is one JSON line {"addresses": [...]} once every port listens, then one line per
 // command done; stdin takes commands, one per line:
@@ -19,6 +19,7 @@ import {
   type StartSessionResponseSchema,
   type StopSessionRequest,
   serviceDefinition,
+  stateVersion,
   type WaitSessionEndRequest,
 } from "@browser-infra/contract";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -31,6 +32,7 @@ import {
   status,
 } from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
+import { type ProbeResponder, startProbeResponder } from "../packages/host-agent/src/liveness/probe-responder.ts";
 
 const hostCount = Number(process.argv[2]);
 const startDelayMs = Number(process.argv.find((a) => a.startsWith("--start-delay-ms="))?.slice(17) ?? 0);
@@ -42,6 +44,8 @@ if (!Number.isInteger(hostCount) || hostCount < 1) {
 interface Agent {
   instance: string;
   sessionId: string;
+  /** Answers the gateways' liveness probes on the agent's port number (UDP), as the real agent does. */
+  probes: ProbeResponder;
   /** Sessions stopped here, and why: a late start of one is refused, as the real slot does. */
   ended: Set<string>;
 }
@@ -128,15 +132,22 @@ for (let i = 0; i < hostCount; i++) {
     ),
   );
   const address = `127.0.0.1:${port}`;
-  agents.set(address, { instance: randomUUID(), sessionId: "", ended: new Set() });
+  const agent: Agent = { instance: randomUUID(), sessionId: "", ended: new Set(), probes: undefined as never };
+  agent.probes = await startProbeResponder("127.0.0.1", port, () => ({
+    status: "serving",
+    version: stateVersion(agent.instance, agent.sessionId),
+  }));
+  agents.set(address, agent);
   addresses.push(address);
 }
 process.stdout.write(`${JSON.stringify({ addresses })}\n`);
 
 for await (const line of createInterface({ input: process.stdin })) {
   const [command, argument = ""] = line.trim().split(/\s+/);
-  if (command === "kill" && agents.has(argument)) {
+  const killed = command === "kill" ? agents.get(argument) : undefined;
+  if (killed) {
     agents.delete(argument);
+    await killed.probes.close();
     const port = argument.slice(argument.lastIndexOf(":") + 1);
     server.drain(`127.0.0.1:${port}`, 0);
     server.unbind(`127.0.0.1:${port}`);

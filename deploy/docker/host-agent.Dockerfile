@@ -63,7 +63,8 @@ ENV AGENT_XVFB=1920x1080x24 \
     AGENT_CHROMIUM_PATH=/usr/bin/chromium \
     AGENT_DATA_DIR=/home/node/agent-data \
     AGENT_LISTEN=0.0.0.0:50051
-EXPOSE 50051
+# gRPC, and the gateways' liveness probes on the same number over UDP.
+EXPOSE 50051 50051/udp
 # tini as PID 1 passes SIGTERM to the agent (which stops its browsers and Xvfb and releases any
 # held key before it exits) and reaps whatever orphans Chromium leaves behind.
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/packages/host-agent/src/main.ts"]

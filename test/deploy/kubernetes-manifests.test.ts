@@ -178,7 +178,11 @@ describe("Kubernetes manifests (deploy/kubernetes)", () => {
       expect(policy.spec.ingress).toEqual([
         {
           from: [{ podSelector: { matchLabels: { "app.kubernetes.io/name": "gateway" } } }],
-          ports: [{ protocol: "TCP", port: 50051 }],
+          // gRPC, and the gateways' liveness probes on the same number over UDP.
+          ports: [
+            { protocol: "TCP", port: 50051 },
+            { protocol: "UDP", port: 50051 },
+          ],
         },
       ]);
       const [dns, outside] = policy.spec.egress;

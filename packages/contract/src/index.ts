@@ -27,3 +27,14 @@ export {
   type ServiceImplementation,
 } from "./grpc/server.ts";
 export { serviceDefinition } from "./grpc/service-definition.ts";
+export {
+  ANSWER_BYTES,
+  decodeAnswer,
+  decodeProbe,
+  encodeAnswer,
+  encodeProbe,
+  PROBE_BYTES,
+  type ProbeAnswer,
+  type ProbeStatus,
+  stateVersion,
+} from "./liveness-probe.ts";

@@ -11,6 +11,7 @@ import { HOST_CHECKERS_GROUP, HostCheckShare } from "./hosts/check-share.ts";
 import { startDnsDiscovery } from "./hosts/dns-discovery.ts";
 import { startHostPoller } from "./hosts/host-poller.ts";
 import { HostPool } from "./hosts/host-pool.ts";
+import { LivenessProbes } from "./hosts/liveness-probes.ts";
 import { createApp } from "./http/app.ts";
 import { answerProtocolErrors } from "./http/protocol-errors.ts";
 import type { Logger } from "./logger.ts";
@@ -65,8 +66,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     ));
   // Replicas on one PostgreSQL store split the host checks between them.
   const share = new HostCheckShare(store.sql.join?.(HOST_CHECKERS_GROUP));
+  const probes = new LivenessProbes();
   const hostPoller = await startHostPoller(
-    { store, hosts, lifecycle, timeoutMs: config.agentTimeoutMs, share, describedAt: new Map() },
+    { store, hosts, lifecycle, timeoutMs: config.agentTimeoutMs, share, probes, describedAt: new Map() },
     config.hostCheckIntervalMs,
     logger,
   );
@@ -140,6 +142,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       });
       await Promise.all([dnsDiscovery?.stop(), hostPoller.stop(), idleReaper.stop(), lifecycle.close()]);
       await share.close();
+      probes.close();
       hosts.close();
       await store.close();
     },

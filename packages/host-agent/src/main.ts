@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { stateVersion } from "@browser-infra/contract";
 import type { WindowSize } from "./browser/launch.ts";
 import { killAll, MARKER_VARIABLE } from "./browser/processes.ts";
 import { decideSandbox } from "./browser/sandbox.ts";
@@ -8,6 +9,7 @@ import { claimDataDir } from "./data-dir.ts";
 import { readScreenSize } from "./display/screen-size.ts";
 import { type OwnXvfb, startOwnXvfb } from "./display/xvfb.ts";
 import { openKeyboard } from "./keyboard/index.ts";
+import { startProbeResponder } from "./liveness/probe-responder.ts";
 import { createLogger } from "./logger.ts";
 import { startMetricsServer } from "./metrics/metrics-server.ts";
 import { xReconnects } from "./metrics/x-reconnects.ts";
@@ -165,6 +167,18 @@ if (spare) {
   };
   if (!spare.healthy) server.setServing(false);
 }
+// Gateways probe an idle host over UDP rather than hold a connection to it; without the responder
+// (a Unix socket, or the UDP port taken) they watch its health stream instead.
+const probes =
+  server.port === undefined
+    ? undefined
+    : await startProbeResponder(config.listen.slice(0, config.listen.lastIndexOf(":")), server.port, () => ({
+        status: server.serving ? "serving" : "not_serving",
+        version: stateVersion(slot.instance, slot.currentSessionId ?? ""),
+      })).catch((error: Error) => {
+        logger.warn({ err: error }, "cannot answer liveness probes on UDP; gateways will watch the health stream");
+        return undefined;
+      });
 const metrics = config.metricsListen
   ? await startMetricsServer(config.metricsListen).catch((error: Error) => {
       process.stderr.write(`host-agent: cannot serve metrics on ${config.metricsListen}: ${error.message}\n`);
@@ -186,6 +200,7 @@ async function stop(signal: string): Promise<void> {
   await slot.shutdown();
   await relay?.close();
   await server.shutdown(SHUTDOWN_GRACE_MS);
+  await probes?.close();
   await metrics?.close();
   await releaseStuckKeys("shutdown");
   await keyboard?.close();
@@ -211,6 +226,7 @@ logger.info(
     dataDir: config.dataDir,
     chromium: config.chromiumPath ?? "none",
     metricsPort: metrics?.port,
+    livenessProbes: probes !== undefined,
   },
   "listening",
 );

@@ -1,9 +1,11 @@
+import { stateVersion } from "@browser-infra/contract";
 import { AGENT_RESTARTED_REASON, type SessionLifecycle } from "../browsers/session-lifecycle.ts";
 import { keepHostHealthOf, setHostHealth } from "../metrics/host-health.ts";
 import type { HostCheckResult, HostDescription, HostRecord } from "../store/hosts.ts";
 import type { Store } from "../store/store.ts";
 import type { HostCheckShare } from "./check-share.ts";
 import type { HostPool } from "./host-pool.ts";
+import type { LivenessProbes } from "./liveness-probes.ts";
 
 export interface HostCheckDeps {
   store: Store;
@@ -13,6 +15,8 @@ export interface HostCheckDeps {
   timeoutMs: number;
   /** Which hosts this gateway checks; undefined: all of them. */
   share?: HostCheckShare;
+  /** Keeps this gateway informed of the hosts it checks without a connection; undefined: health streams only. */
+  probes?: LivenessProbes;
   /**
    * When each host's Describe last answered: an idle host whose health stream says it serves is
    * described again only after IDLE_DESCRIBE_MS. Undefined: every round describes every host.
@@ -29,31 +33,55 @@ export interface HostCheckDeps {
  * is checked at once.
  */
 const IDLE_DESCRIBE_MS = 30_000;
+/**
+ * The same for a host that answers liveness probes: their version tells of a session or a restart
+ * at once, so Describe is repeated only for what it alone says (a screen whose size changed).
+ */
+const PROBED_DESCRIBE_MS = 300_000;
+
+function describePeriod(deps: HostCheckDeps, address: string): number {
+  return deps.probes?.usable(address) ? PROBED_DESCRIBE_MS : IDLE_DESCRIBE_MS;
+}
+
+/** Checks the host now: something it said (or its silence) may have changed its health. */
+function checkOnNews(deps: HostCheckDeps, address: string): void {
+  void (async () => {
+    const stored = await deps.store.hosts.find(address);
+    const result = await checkHost(deps, address, stored);
+    if (stored && result.health !== stored.health) deps.onChange?.(address, stored.health, result);
+  })().catch(() => undefined);
+}
 
 /**
- * Keeps the host's health stream open, so that the agent's news (it stops serving, it serves
- * again, it died) is checked at once rather than at the next round: a dead host leaves the pool
- * within a round trip, though only one gateway checks it.
+ * Keeps this gateway told of the agent's news (it stops serving, it serves again, its session or
+ * run changed, it died), so that the host is checked at once rather than at the next round: a
+ * dead host leaves the pool within seconds, though only one gateway checks it. Liveness probes
+ * need no connection; an agent that does not answer them has its health stream watched.
  */
-function watchHealth(deps: HostCheckDeps, address: string, known: "serving" | "not_serving"): void {
-  deps.hosts.watchHealth(address, known, () => {
-    void (async () => {
-      const stored = await deps.store.hosts.find(address);
-      const result = await checkHost(deps, address, stored);
-      if (stored && result.health !== stored.health) deps.onChange?.(address, stored.health, result);
-    })().catch(() => undefined);
-  });
+function keepInformed(deps: HostCheckDeps, address: string, result: HostCheckResult): void {
+  const health = result.health === "serving" ? "serving" : "not_serving";
+  if (deps.probes?.usable(address)) {
+    const version = result.running && stateVersion(result.running.agentInstance, result.running.sessionId);
+    deps.probes.track(address, { status: health, version }, () => checkOnNews(deps, address));
+    return;
+  }
+  deps.hosts.watchHealth(address, health, () => checkOnNews(deps, address));
 }
 
-/** Whether an idle serving host's check can wait: its health stream says it serves, and it was described lately. */
+/** What the host's probes or health stream say now, when it is what its last check found. */
+function pushedHealth(deps: HostCheckDeps, address: string): "serving" | "not_serving" | undefined {
+  return deps.hosts.pushedHealth(address) ?? deps.probes?.confirmed(address);
+}
+
+/** Whether an idle serving host's check can wait: its probes or health stream say it serves, and it was described lately. */
 function describedLately(deps: HostCheckDeps, host: HostRecord): boolean {
   if (host.health !== "serving" || host.sessionId || host.stoppingSessionId) return false;
-  if (deps.hosts.pushedHealth(host.address) !== "serving") return false;
+  if (pushedHealth(deps, host.address) !== "serving") return false;
   const at = deps.describedAt?.get(host.address);
-  return at !== undefined && performance.now() - at < IDLE_DESCRIBE_MS;
+  return at !== undefined && performance.now() - at < describePeriod(deps, host.address);
 }
 
-/** A channel to a host this gateway does not check is closed after this long unused. */
+/** A channel to an idle host this gateway does not check, or probes, is closed after this long unused. */
 const UNUSED_CHANNEL_MS = 15_000;
 
 function sameDescription(a: HostDescription | null | undefined, b: HostDescription | null | undefined): boolean {
@@ -84,13 +112,13 @@ export async function checkHost(deps: HostCheckDeps, address: string, stored?: H
   const checkedAt = new Date().toISOString();
   let result: HostCheckResult;
   try {
-    // A live health stream has the answer already; without one the agent is asked.
-    const pushed = deps.hosts.pushedHealth(address);
+    // A live health stream or a fresh probe answer has it already; without one the agent is asked.
+    const pushed = pushedHealth(deps, address);
     if (pushed ? pushed === "serving" : await deps.hosts.serving(address, deps.timeoutMs)) {
-      const described = await deps.hosts.client(address).describe({}, { timeoutMs: deps.timeoutMs });
+      const described = await deps.hosts.client(address, { byCheck: true }).describe({}, { timeoutMs: deps.timeoutMs });
       // Backdated by up to half the period, at random: hosts checked together at start are not all
       // described again in the same round.
-      deps.describedAt?.set(address, performance.now() - (Math.random() * IDLE_DESCRIBE_MS) / 2);
+      deps.describedAt?.set(address, performance.now() - (Math.random() * describePeriod(deps, address)) / 2);
       result = {
         health: "serving",
         detail: null,
@@ -110,7 +138,7 @@ export async function checkHost(deps: HostCheckDeps, address: string, stored?: H
     result = { health: "unreachable", detail: (error as Error).message, checkedAt };
   }
   if (changed(stored, result)) await deps.store.hosts.recordCheck(address, result);
-  if (result.health !== "unreachable") watchHealth(deps, address, result.health);
+  if (result.health !== "unreachable") keepInformed(deps, address, result);
   setHostHealth(address, result.health === "serving");
   // A host idle in the store that the agent finds idle too has nothing to bring in line: no read.
   const idle = stored && !stored.sessionId && !stored.stoppingSessionId && result.running?.sessionId === "";
@@ -154,18 +182,37 @@ async function reconcile(deps: HostCheckDeps, address: string, running: { sessio
 export async function checkAllHosts(deps: HostCheckDeps): Promise<void> {
   const [known, mine] = await Promise.all([deps.store.hosts.list(), deps.share?.current() ?? (() => true)]);
   keepHostHealthOf(known.map((host) => host.address));
-  await Promise.all(
-    known.map(async (host) => {
-      // Another gateway checks it: this one's metric follows the store, and its connection is
-      // closed once nothing has used it for a while and no session runs there.
-      if (!mine(host.address)) {
-        setHostHealth(host.address, host.health === "serving");
-        if (!host.sessionId && !host.stoppingSessionId) deps.hosts.release(host.address, UNUSED_CHANNEL_MS);
-        return;
-      }
-      if (describedLately(deps, host)) return;
-      const result = await checkHost(deps, host.address, host);
-      if (result.health !== host.health) deps.onChange?.(host.address, host.health, result);
-    }),
-  );
+  deps.probes?.retain(new Set(known.filter((host) => mine(host.address)).map((host) => host.address)));
+  let next = 0;
+  const worker = async () => {
+    while (next < known.length) await checkInRound(deps, known[next++] as HostRecord, mine);
+  };
+  await Promise.all(Array.from({ length: Math.min(ROUND_CONCURRENCY, known.length) }, worker));
+}
+
+/**
+ * How many hosts a round checks at once: enough that a thousand take well under a round, few
+ * enough that a gateway starting beside a thousand idle hosts never holds a connection to each.
+ */
+const ROUND_CONCURRENCY = 32;
+
+/**
+ * One host's part of a round. A connection is kept only while something needs it: a session's
+ * calls, or the health stream of a host that does not answer probes. The channel of an idle host
+ * that another gateway checks, or that this one probes, is closed once no call other than a
+ * check has used it for UNUSED_CHANNEL_MS (a create that just took it keeps it).
+ */
+async function checkInRound(deps: HostCheckDeps, host: HostRecord, mine: (address: string) => boolean): Promise<void> {
+  const idle = !host.sessionId && !host.stoppingSessionId;
+  if (!mine(host.address)) {
+    // Another gateway checks it: this one's metric follows the store.
+    setHostHealth(host.address, host.health === "serving");
+    if (idle) deps.hosts.release(host.address, UNUSED_CHANNEL_MS);
+    return;
+  }
+  if (!describedLately(deps, host)) {
+    const result = await checkHost(deps, host.address, host);
+    if (result.health !== host.health) deps.onChange?.(host.address, host.health, result);
+  }
+  if (idle && deps.probes?.usable(host.address)) deps.hosts.release(host.address, UNUSED_CHANNEL_MS);
 }

@@ -6,6 +6,13 @@ import { type HealthUpdate, HealthWatch } from "./health-watch.ts";
 
 export type HostAgentClient = PromiseClient<(typeof HostAgent)["method"]>;
 
+interface Channel {
+  channel: Client;
+  client: HostAgentClient | undefined;
+  /** When a caller other than the host checks last took it (-Infinity: never). */
+  usedAt: number;
+}
+
 export interface HostTls {
   ca: Buffer;
   cert: Buffer | undefined;
@@ -19,7 +26,7 @@ export interface HostTls {
  * Channels reconnect by themselves, so a host that comes back needs nothing.
  */
 export class HostPool {
-  readonly #channels = new Map<string, { channel: Client; client: HostAgentClient; usedAt: number }>();
+  readonly #channels = new Map<string, Channel>();
   readonly #watches = new Map<string, HealthWatch>();
   readonly #credentials: ChannelCredentials;
   readonly #tlsOptions: ChannelOptions;
@@ -33,11 +40,15 @@ export class HostPool {
     this.#tlsOptions = tls?.serverName ? { "grpc.ssl_target_name_override": tls.serverName } : {};
   }
 
-  #entry(address: string): { channel: Client; client: HostAgentClient; usedAt: number } {
+  /** `byCheck`: a host check's use, which does not keep the channel open (see release()). */
+  #entry(address: string, byCheck = false): Channel {
     let entry = this.#channels.get(address);
-    if (entry) entry.usedAt = performance.now();
+    if (entry && !byCheck) entry.usedAt = performance.now();
     if (!entry) {
       const channel = new Client(address, this.#credentials, {
+        // Channelz keeps a trace of every channel's events for a debugging service this gateway
+        // does not serve: a few KB per host for nothing (fleet scale, bench B10).
+        "grpc.enable_channelz": 0,
         // Fail fast when a host is down instead of waiting out long reconnect backoffs.
         "grpc.initial_reconnect_backoff_ms": 200,
         "grpc.max_reconnect_backoff_ms": 2_000,
@@ -47,14 +58,18 @@ export class HostPool {
         "grpc.max_receive_message_length": MAX_GRPC_MESSAGE_BYTES,
         ...this.#tlsOptions,
       });
-      entry = { channel, client: withCallMetrics(createPromiseClient(HostAgent, channel)), usedAt: performance.now() };
+      entry = { channel, client: undefined, usedAt: byCheck ? Number.NEGATIVE_INFINITY : performance.now() };
       this.#channels.set(address, entry);
     }
     return entry;
   }
 
-  client(address: string): HostAgentClient {
-    return this.#entry(address).client;
+  /** The host's client; `options.byCheck`: for a host check, whose use does not keep the channel open. */
+  client(address: string, options: { byCheck?: boolean } = {}): HostAgentClient {
+    const entry = this.#entry(address, options.byCheck);
+    // Made on first use: most hosts a gateway checks are only ever asked for their health.
+    entry.client ??= withCallMetrics(createPromiseClient(HostAgent, entry.channel));
+    return entry.client;
   }
 
   /**
@@ -65,7 +80,7 @@ export class HostPool {
   watchHealth(address: string, known: "serving" | "not_serving", onUpdate: (update: HealthUpdate) => void): void {
     const current = this.#watches.get(address);
     if (current && !current.over) return;
-    const watch = new HealthWatch(this.#entry(address).channel, known, (update) => {
+    const watch = new HealthWatch(this.#entry(address, true).channel, known, (update) => {
       if (update === "lost" && this.#watches.get(address) === watch) this.#watches.delete(address);
       onUpdate(update);
     });
@@ -78,9 +93,10 @@ export class HostPool {
   }
 
   /**
-   * Closes the channel to a host this gateway has had nothing to say to for `idleMs`: a gateway
-   * that knows a thousand hosts keeps connections only to those it checks or talks to. The caller
-   * knows the host runs no session (whose calls may be long streams). It opens again on next use.
+   * Closes the channel to a host nothing but host checks has used for `idleMs`: a gateway that
+   * knows a thousand hosts keeps connections only to those it talks to (and those whose health
+   * stream it watches). The caller knows the host runs no session (whose calls may be long
+   * streams). A call started less than idleMs ago is not cut; the channel opens again on next use.
    * True when it was closed.
    */
   release(address: string, idleMs: number): boolean {
@@ -95,7 +111,7 @@ export class HostPool {
 
   /** Whether the agent's gRPC health service says it serves; rejects with RpcError when it cannot be asked. */
   serving(address: string, timeoutMs: number): Promise<boolean> {
-    return checkServing(this.#entry(address).channel, timeoutMs);
+    return checkServing(this.#entry(address, true).channel, timeoutMs);
   }
 
   close(): void {

@@ -45,6 +45,8 @@ export interface AgentServer {
   readonly port: number | undefined;
   /** What the health service answers, for the server as a whole and for HostAgent (which gateways ask). */
   setServing(serving: boolean): void;
+  /** What it answers now. */
+  readonly serving: boolean;
   /** Stops accepting calls and waits for running ones up to graceMs. */
   shutdown(graceMs: number): Promise<void>;
 }
@@ -98,8 +100,10 @@ export async function startAgentServer(
     },
   );
   const health = new HealthImplementation({ "": "SERVING", [HOST_AGENT_SERVICE]: "SERVING" });
-  const setServing = (serving: boolean) => {
-    for (const service of ["", HOST_AGENT_SERVICE]) health.setStatus(service, serving ? "SERVING" : "NOT_SERVING");
+  let serving = true;
+  const setServing = (now: boolean) => {
+    serving = now;
+    for (const service of ["", HOST_AGENT_SERVICE]) health.setStatus(service, now ? "SERVING" : "NOT_SERVING");
   };
   health.addToServer(server);
   addReflection(server);
@@ -113,6 +117,9 @@ export async function startAgentServer(
   return {
     port: config.listen.startsWith("unix:") ? undefined : port,
     setServing,
+    get serving() {
+      return serving;
+    },
     shutdown: (graceMs) =>
       new Promise<void>((resolve) => {
         setServing(false);
