@@ -37,10 +37,18 @@ interface DesignFigures {
   idleCpuPercent: number[];
   writesPerSecond: number;
   rssMb: number[];
+  /** Of rssMb, the process's own (anonymous) memory; the rest is the node binary's shared file pages. */
+  anonMb: number[];
+  /** One create at a time: what a create costs without a queue. */
+  sequentialCreateMs: { p50: number; count: number };
   createMs: { p50: number; p99: number; max: number; count: number; failed: number };
+  /** Busy CPU seconds of the whole machine (gateways, PostgreSQL, simulator, runner) per concurrent create. */
+  machineCpuMsPerCreate: number;
   doubleStarts: number;
   distinctHosts: boolean;
   outOfPoolMs: number[];
+  /** The first replica once the others stopped: it checks every host alone. */
+  lone: { rssMb: number; anonMb: number; idleCpuPercent: number };
 }
 
 /** CPU seconds (user + system) a process has used so far. */
@@ -49,9 +57,17 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
 }
 
-function rssMb(pid: number): number {
-  const line = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+/** A memory figure of /proc/<pid>/status (VmRSS, RssAnon), in MB. */
+function statusMb(pid: number, field: "VmRSS" | "RssAnon"): number {
+  const line = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return Number(line?.[1] ?? 0) / 1024;
+}
+
+/** CPU seconds the whole machine has spent busy (every state but idle and iowait) so far. */
+function machineBusySeconds(): number {
+  const fields = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.reduce((sum, value) => sum + value, 0);
+  return (total - (fields[3] ?? 0) - (fields[4] ?? 0)) / CLOCK_TICKS_PER_SECOND;
 }
 
 /** A checkout of BASELINE_COMMIT beside the run, sharing this tree's node_modules. */
@@ -136,18 +152,22 @@ async function measureDesign(ctx: BenchContext, design: Design, hostCount: numbe
     await store.close();
     const writes = await countWrites(databaseUrl);
     const secretsKey = randomBytes(32).toString("hex");
-    for (let i = 1; i <= REPLICAS; i++) {
-      gateways.push(
-        await env.fleetGateway(`b10-${design.name}-${i}`, design.main, {
-          DATABASE_URL: databaseUrl,
-          PORT: "0",
-          HOST: "127.0.0.1",
-          HOST_AGENTS: fleet.addresses.join(","),
-          SECRETS_KEY: secretsKey,
-          LOG_LEVEL: "info",
-        }),
-      );
-    }
+    // Started together, as a Deployment starts its replicas; the lone phase below shows one replica
+    // that checks every host.
+    gateways.push(
+      ...(await Promise.all(
+        Array.from({ length: REPLICAS }, (_, i) =>
+          env.fleetGateway(`b10-${design.name}-${i + 1}`, design.main, {
+            DATABASE_URL: databaseUrl,
+            PORT: "0",
+            HOST: "127.0.0.1",
+            HOST_AGENTS: fleet.addresses.join(","),
+            SECRETS_KEY: secretsKey,
+            LOG_LEVEL: "info",
+          }),
+        ),
+      )),
+    );
     // Settled: every host found serving, and one check interval more for the gateways to calm down.
     for (;;) {
       const healths = await hostHealths(databaseUrl);
@@ -164,29 +184,49 @@ async function measureDesign(ctx: BenchContext, design: Design, hostCount: numbe
     const elapsed = (performance.now() - idleStarted) / 1000;
     const idleCpuPercent = gateways.map((g, i) => ((cpuSeconds(g.pid) - (cpuBefore[i] as number)) / elapsed) * 100);
     const writesPerSecond = ((await writes()) - writesBefore) / elapsed;
-    const rss = gateways.map((g) => rssMb(g.pid));
+    const rss = gateways.map((g) => statusMb(g.pid, "VmRSS"));
+    const anon = gateways.map((g) => statusMb(g.pid, "RssAnon"));
 
-    progress(`B10 ${design.name}: ${creates} creates, ${CONCURRENT_CREATES} at a time across the replicas`);
     const times: number[] = [];
     const sessions: { id: string; gateway: ServerProcess }[] = [];
     let failed = 0;
+    const createOn = async (gateway: ServerProcess): Promise<number> => {
+      const started = performance.now();
+      const response = await fetch(`${gateway.url}/browsers`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ timeout_seconds: 3600 }),
+      });
+      const body = await response.text();
+      if (response.ok) sessions.push({ id: (JSON.parse(body) as { session_id: string }).session_id, gateway });
+      else failed++;
+      return performance.now() - started;
+    };
+    const deleteAll = () =>
+      Promise.all(
+        sessions.splice(0).map(({ id, gateway }) =>
+          fetch(`${gateway.url}/browsers/${id}`, {
+            method: "DELETE",
+            headers: { authorization: `Bearer ${apiKey}` },
+          }),
+        ),
+      );
+
+    const sequential = settings.smoke ? 5 : 30;
+    progress(`B10 ${design.name}: ${sequential} creates one at a time`);
+    const sequentialTimes: number[] = [];
+    for (let i = 0; i < sequential; i++) sequentialTimes.push(await createOn(gateways[i % REPLICAS] as ServerProcess));
+    await deleteAll();
+    failed = 0;
+
+    progress(`B10 ${design.name}: ${creates} creates, ${CONCURRENT_CREATES} at a time across the replicas`);
     let next = 0;
     const worker = async () => {
-      while (next < creates) {
-        const gateway = gateways[next++ % REPLICAS] as ServerProcess;
-        const started = performance.now();
-        const response = await fetch(`${gateway.url}/browsers`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
-          body: JSON.stringify({ timeout_seconds: 3600 }),
-        });
-        const body = await response.text();
-        times.push(performance.now() - started);
-        if (response.ok) sessions.push({ id: (JSON.parse(body) as { session_id: string }).session_id, gateway });
-        else failed++;
-      }
+      while (next < creates) times.push(await createOn(gateways[next++ % REPLICAS] as ServerProcess));
     };
+    const busyBefore = machineBusySeconds();
     await Promise.all(Array.from({ length: CONCURRENT_CREATES }, worker));
+    const machineCpuMsPerCreate = ((machineBusySeconds() - busyBefore) * 1000) / creates;
     const created = summarize(times);
     const { doubleStarts } = await fleet.stats();
     const check = new pg.Client({ connectionString: databaseUrl });
@@ -196,11 +236,7 @@ async function measureDesign(ctx: BenchContext, design: Design, hostCount: numbe
     );
     await check.end();
     const distinctHosts = rows[0]?.sessions === rows[0]?.hosts && Number(rows[0]?.sessions) === sessions.length;
-    await Promise.all(
-      sessions.map(({ id, gateway }) =>
-        fetch(`${gateway.url}/browsers/${id}`, { method: "DELETE", headers: { authorization: `Bearer ${apiKey}` } }),
-      ),
-    );
+    await deleteAll();
 
     progress(`B10 ${design.name}: ${deaths} hosts die`);
     const healths = await hostHealths(databaseUrl);
@@ -224,11 +260,26 @@ async function measureDesign(ctx: BenchContext, design: Design, hostCount: numbe
       await sleep(100);
     }
     if (killedAt.size > 0) throw new Error(`${design.name}: ${killedAt.size} dead hosts stayed in the pool for 60 s`);
+
+    // The others stop; the first replica takes their hosts over (a check interval), opens a channel to
+    // each, and settles (its idle hosts are described within 30 s).
+    progress(`B10 ${design.name}: one replica alone checks every host`);
+    for (const gateway of gateways.slice(1)) await gateway.stop();
+    const lone = gateways[0] as ServerProcess;
+    await sleep(settings.smoke ? 8_000 : 35_000);
+    const loneCpuBefore = cpuSeconds(lone.pid);
+    const loneStarted = performance.now();
+    await sleep(settings.smoke ? 4_000 : 20_000);
+    const loneCpu = ((cpuSeconds(lone.pid) - loneCpuBefore) / ((performance.now() - loneStarted) / 1000)) * 100;
     return {
       hosts: hostCount,
       idleCpuPercent,
       writesPerSecond,
       rssMb: rss,
+      anonMb: anon,
+      sequentialCreateMs: { p50: median(sequentialTimes), count: sequentialTimes.length },
+      machineCpuMsPerCreate,
+      lone: { rssMb: statusMb(lone.pid, "VmRSS"), anonMb: statusMb(lone.pid, "RssAnon"), idleCpuPercent: loneCpu },
       createMs: { p50: created.p50Ms, p99: created.p99Ms, max: created.maxMs, count: created.count, failed },
       doubleStarts,
       distinctHosts,
@@ -295,6 +346,34 @@ export async function b10FleetScale(ctx: BenchContext): Promise<BenchOutcome> {
     }),
     metric({
       id: "B10",
+      what: "the same replica's own memory (RssAnon: RSS without the node binary's shared pages)",
+      unit: "MB",
+      ours: round(ours.anonMb[ours.rssMb.indexOf(max(ours.rssMb))] as number, 1),
+      baseline: {
+        name: "today's design",
+        value: round(today.anonMb[today.rssMb.indexOf(max(today.rssMb))] as number, 1),
+      },
+      samples,
+    }),
+    metric({
+      id: "B10",
+      what: `gateway RSS of one replica alone checking all ${hosts} hosts (the others stopped)`,
+      unit: "MB",
+      ours: round(ours.lone.rssMb, 1),
+      baseline: { name: "today's design", value: round(today.lone.rssMb, 1) },
+      target: { on: "value", op: "<=", value: 150 },
+      samples: `${hosts} hosts, 1 replica each`,
+    }),
+    metric({
+      id: "B10",
+      what: "idle CPU of that lone replica",
+      unit: "% of a core",
+      ours: round(ours.lone.idleCpuPercent, 2),
+      baseline: { name: "today's design", value: round(today.lone.idleCpuPercent, 2) },
+      samples: `${hosts} hosts, 1 replica each`,
+    }),
+    metric({
+      id: "B10",
       what: `POST /browsers p99, ${CONCURRENT_CREATES} creating at once across the replicas`,
       unit: "ms",
       ours: round(ours.createMs.p99, 1),
@@ -312,6 +391,22 @@ export async function b10FleetScale(ctx: BenchContext): Promise<BenchOutcome> {
     }),
     metric({
       id: "B10",
+      what: "floor: POST /browsers p50, one create at a time (no queue)",
+      unit: "ms",
+      ours: round(ours.sequentialCreateMs.p50, 1),
+      baseline: { name: "today's design", value: round(today.sequentialCreateMs.p50, 1) },
+      samples: `${ours.sequentialCreateMs.count} + ${today.sequentialCreateMs.count} creates`,
+    }),
+    metric({
+      id: "B10",
+      what: `floor: the machine's busy CPU per create while ${CONCURRENT_CREATES} create at once (all processes)`,
+      unit: "ms",
+      ours: round(ours.machineCpuMsPerCreate, 1),
+      baseline: { name: "today's design", value: round(today.machineCpuMsPerCreate, 1) },
+      samples: `${ours.createMs.count} + ${today.createMs.count} creates`,
+    }),
+    metric({
+      id: "B10",
       what: "a dead host out of the pool (slowest of those killed)",
       unit: "s",
       ours: round(max(ours.outOfPoolMs) / 1000, 2),
@@ -323,7 +418,11 @@ export async function b10FleetScale(ctx: BenchContext): Promise<BenchOutcome> {
   const describe = (f: DesignFigures) =>
     `CPU ${f.idleCpuPercent.map((v) => v.toFixed(2)).join(", ")} % of a core; RSS ${f.rssMb
       .map((v) => v.toFixed(0))
-      .join(", ")} MB; ${f.writesPerSecond.toFixed(2)} row writes/s; creates p50 ${f.createMs.p50.toFixed(1)} ms, ` +
+      .join(", ")} MB (own ${f.anonMb.map((v) => v.toFixed(0)).join(", ")} MB); alone: RSS ${f.lone.rssMb.toFixed(
+      0,
+    )} MB (own ${f.lone.anonMb.toFixed(0)} MB), CPU ${f.lone.idleCpuPercent.toFixed(2)} %; ` +
+    `${f.writesPerSecond.toFixed(2)} row writes/s; one create at a time p50 ${f.sequentialCreateMs.p50.toFixed(1)} ms; ` +
+    `${CONCURRENT_CREATES} at once: ${f.machineCpuMsPerCreate.toFixed(1)} ms of machine CPU each, p50 ${f.createMs.p50.toFixed(1)} ms, ` +
     `p99 ${f.createMs.p99.toFixed(1)} ms, max ${f.createMs.max.toFixed(1)} ms, ${f.createMs.failed} failed; ` +
     `${f.doubleStarts} starts on a busy host, ${f.distinctHosts ? "every session on its own host" : "HOSTS SHARED"}; ` +
     `dead hosts out of the pool after ${f.outOfPoolMs.map((ms) => (ms / 1000).toFixed(1)).join(", ")} s (median ${(
@@ -337,17 +436,19 @@ export async function b10FleetScale(ctx: BenchContext): Promise<BenchOutcome> {
       `The fleet: one process (bench/fleet-simulator.ts) serving ${hosts} simulated host agents on loopback ports ` +
         `(grpc.health.v1, Describe, StartSession after ${START_DELAY_MS} ms, StopSession, WaitSessionEnd), a fresh one ` +
         `per design. ${REPLICAS} gateways (production Node settings, HOST_CHECK_INTERVAL_MS at its default 5 s, ` +
-        `LOG_LEVEL=info) on a fresh PostgreSQL database each, every host registered through HOST_AGENTS. Measured once ` +
-        "every host was serving and a check interval more had passed.",
+        `LOG_LEVEL=info) on a fresh PostgreSQL database each, every host registered through HOST_AGENTS, started ` +
+        "together as a Deployment starts them. Measured once every host was serving and 6 s more had passed.",
       `Today's design is commit ${BASELINE_COMMIT}, checked out beside the run: every replica checks every host ` +
-        "and writes every outcome. Ours: the replicas split the hosts (advisory-lock membership, rendezvous hashing) " +
-        "and a check writes only what changed.",
+        "and writes every outcome. Ours: the replicas split the hosts (advisory-lock membership, rendezvous hashing), " +
+        "a check writes only what changed, and an idle host is probed over UDP (the simulator answers probes as the " +
+        "agent does) instead of holding a gRPC channel.",
       "Writes are counted in the database itself: a trigger on every table bumps a sequence per row written. " +
         `Idle CPU is user + system time from /proc over the idle window; RSS from /proc after it.`,
       `Creates: ${CONCURRENT_CREATES} clients at once, each sending POST /browsers to the replicas in turn; every ` +
         "created session then checked to be on a host of its own (the store's active sessions, and the simulator's " +
         "count of starts on a host running another session). Then some idle hosts are killed (their ports closed) " +
-        "and the store is polled every 100 ms until each is no longer serving.",
+        "and the store is polled every 100 ms until each is no longer serving. Last, the second and third replicas " +
+        "stop and the first, alone, takes every host over: its RSS and CPU once it settled (35 s, then 20 s of CPU).",
       `Ours: ${describe(ours)}.`,
       `Today's design: ${describe(today)}.`,
     ],
