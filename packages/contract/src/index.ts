@@ -33,6 +33,7 @@ export {
   decodeProbe,
   encodeAnswer,
   encodeProbe,
+  fnv1a,
   PROBE_BYTES,
   type ProbeAnswer,
   type ProbeStatus,

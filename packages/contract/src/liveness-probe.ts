@@ -55,13 +55,17 @@ export function decodeAnswer(datagram: Buffer): ProbeAnswer | undefined {
   return { nonce: datagram.subarray(4, 12), status, version: datagram.readUInt32BE(13) };
 }
 
-/** FNV-1a of the agent's run and its session ("" when idle), 32 bits: what a probe's version carries. */
-export function stateVersion(agentInstance: string, sessionId: string): number {
-  const text = `${agentInstance}|${sessionId}`;
+/** FNV-1a, 32 bits: cheap, and spread well enough for versions and for dealing hosts out. */
+export function fnv1a(text: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     hash ^= text.charCodeAt(i);
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
   return hash;
+}
+
+/** The hash of the agent's run and its session ("" when idle): what a probe's version carries. */
+export function stateVersion(agentInstance: string, sessionId: string): number {
+  return fnv1a(`${agentInstance}|${sessionId}`);
 }

@@ -1,17 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { fnv1a } from "@browser-infra/contract";
 import type { Membership } from "../store/sql-client.ts";
 
 const FIRST_JOIN_WAIT_MS = 2_000;
-
-/** FNV-1a, 32 bits: cheap, and spread well enough to deal hosts out evenly. */
-function fnv1a(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash;
-}
 
 /**
  * The member that checks `address`: the one with the highest score for it (rendezvous hashing),
