@@ -1,6 +1,6 @@
 import { type BenchContext, type BenchOutcome, metric } from "./lib/bench.ts";
 import { runLoad } from "./lib/load.ts";
-import type { LoadSpec } from "./lib/load-spec.ts";
+import { type LoadSpec, sequentialPost } from "./lib/load-spec.ts";
 import { round, timeCommand } from "./lib/measure.ts";
 import { summarize } from "./lib/stats.ts";
 
@@ -23,58 +23,19 @@ export async function b1PressKeyLatency(ctx: BenchContext): Promise<BenchOutcome
   const body = JSON.stringify({ keys: [KEY] });
   const perRound = Math.ceil(settings.latencySamples / settings.latencyRounds);
 
+  const counts = { amount: perRound, warmup: settings.latencyWarmup };
   const sides: { name: string; spec: LoadSpec }[] = [
     {
       name: "ours",
-      spec: {
-        targets: [
-          {
-            url: `${gateway.url}/browsers/${tenant.sessionName}/computer/press_key`,
-            connections: 1,
-            method: "POST",
-            headers: { authorization: `Bearer ${tenant.apiKey}`, "content-type": "application/json" },
-            body,
-          },
-        ],
-        warmup: { amount: settings.latencyWarmup },
-        amount: perRound,
-        keepLatencies: true,
-      },
+      spec: sequentialPost(
+        `${gateway.url}/browsers/${tenant.sessionName}/computer/press_key`,
+        body,
+        counts,
+        tenant.apiKey,
+      ),
     },
-    {
-      name: "xdotool server",
-      spec: {
-        targets: [
-          {
-            url: `${xdotoolServer.url}/computer/press_key`,
-            connections: 1,
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body,
-          },
-        ],
-        warmup: { amount: settings.latencyWarmup },
-        amount: perRound,
-        keepLatencies: true,
-      },
-    },
-    {
-      name: "floor",
-      spec: {
-        targets: [
-          {
-            url: `${floor.url}/press_key`,
-            connections: 1,
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body,
-          },
-        ],
-        warmup: { amount: settings.latencyWarmup },
-        amount: perRound,
-        keepLatencies: true,
-      },
-    },
+    { name: "xdotool server", spec: sequentialPost(`${xdotoolServer.url}/computer/press_key`, body, counts) },
+    { name: "floor", spec: sequentialPost(`${floor.url}/press_key`, body, counts) },
   ];
 
   const latencies: Record<string, number[]> = { ours: [], "xdotool server": [], floor: [] };

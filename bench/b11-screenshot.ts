@@ -3,12 +3,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { encodePng, pngSize } from "../packages/host-agent/src/screenshot/png.ts";
 import { XScreen } from "../packages/host-agent/src/screenshot/x-screen.ts";
 import { type BenchContext, type BenchOutcome, metric } from "./lib/bench.ts";
-import { CdpClient } from "./lib/cdp-client.ts";
-import { waitForFocusedSpare } from "./lib/chromium.ts";
 import { BROWSER_SCREEN, BROWSER_WINDOW } from "./lib/environment.ts";
 import type { LatencySummary } from "./lib/load-spec.ts";
 import { round } from "./lib/measure.ts";
-import { createSession, deleteSession, directDevToolsUrl } from "./lib/sessions.ts";
+import { withFocusedSession } from "./lib/sessions.ts";
 import { summarize } from "./lib/stats.ts";
 
 /** Quiet time before the measured rounds: the session's handover and the page's painting are done. */
@@ -145,14 +143,8 @@ export async function b11Screenshot(ctx: BenchContext): Promise<BenchOutcome> {
   const { env, settings, progress } = ctx;
   const gateway = await env.browserGateway();
   const { agent } = gateway;
-  const spare = await waitForFocusedSpare(agent);
-  const session = await createSession(gateway);
-  const clients: CdpClient[] = [];
-  let failed = false;
-  try {
-    const directUrl = await directDevToolsUrl(session.cdp_ws_url, spare);
-    const direct = await CdpClient.open(directUrl);
-    clients.push(direct);
+  return withFocusedSession(gateway, async ({ session, spare, directUrl, open }) => {
+    const direct = await open(directUrl);
     const { targetInfos } = await direct.send<{ targetInfos: { targetId: string; type: string }[] }>(
       "Target.getTargets",
     );
@@ -298,14 +290,5 @@ export async function b11Screenshot(ctx: BenchContext): Promise<BenchOutcome> {
       },
       seconds: (performance.now() - started) / 1000,
     };
-  } catch (error) {
-    failed = true;
-    throw error;
-  } finally {
-    await Promise.allSettled(clients.map((c) => c.close()));
-    // After a failure, the failure is what is reported (the environment stops everything anyway).
-    await deleteSession(gateway, session.session_id).catch((error: unknown) => {
-      if (!failed) throw error;
-    });
-  }
+  });
 }

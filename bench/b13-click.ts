@@ -1,6 +1,6 @@
 import { type BenchContext, type BenchOutcome, metric } from "./lib/bench.ts";
 import { runLoad } from "./lib/load.ts";
-import type { LoadSpec } from "./lib/load-spec.ts";
+import { sequentialPost } from "./lib/load-spec.ts";
 import { round, timeCommand } from "./lib/measure.ts";
 import { summarize } from "./lib/stats.ts";
 
@@ -18,20 +18,12 @@ export async function b13Click(ctx: BenchContext): Promise<BenchOutcome> {
   const perRound = Math.ceil(settings.latencySamples / settings.latencyRounds);
   // A point of the recorder window, away from its edge: clicks there change nothing.
   const body = JSON.stringify({ x: 200, y: 200 });
-  const spec: LoadSpec = {
-    targets: [
-      {
-        url: `${gateway.url}/browsers/${tenant.sessionName}/computer/click_mouse`,
-        connections: 1,
-        method: "POST",
-        headers: { authorization: `Bearer ${tenant.apiKey}`, "content-type": "application/json" },
-        body,
-      },
-    ],
-    warmup: { amount: settings.latencyWarmup },
-    amount: perRound,
-    keepLatencies: true,
-  };
+  const spec = sequentialPost(
+    `${gateway.url}/browsers/${tenant.sessionName}/computer/click_mouse`,
+    body,
+    { amount: perRound, warmup: settings.latencyWarmup },
+    tenant.apiKey,
+  );
   const xdotoolEnv = { ...process.env, DISPLAY: display };
   const plainRuns = Math.min(settings.latencySamples, settings.smoke ? 50 : 400);
   const ours: number[] = [];

@@ -1,5 +1,6 @@
 import { type BenchContext, type BenchOutcome, metric } from "./lib/bench.ts";
 import { runLoad } from "./lib/load.ts";
+import { sequentialPost } from "./lib/load-spec.ts";
 import { round, timeCommand } from "./lib/measure.ts";
 import { median, summarize } from "./lib/stats.ts";
 
@@ -48,19 +49,14 @@ export async function b2PressKeyKeysPerSecond(ctx: BenchContext): Promise<BenchO
     progress(`B2: ${phase}, ${runs} × (one 500-key press_key, one xdotool run)`);
     for (let i = 0; i < runs; i++) {
       recorder.clear();
-      const ours = await runLoad({
-        targets: [
-          {
-            url: `${gateway.url}/browsers/${tenant.sessionName}/computer/press_key`,
-            connections: 1,
-            method: "POST",
-            headers: { authorization: `Bearer ${tenant.apiKey}`, "content-type": "application/json" },
-            body: JSON.stringify({ keys }),
-          },
-        ],
-        amount: 1,
-        keepLatencies: true,
-      });
+      const ours = await runLoad(
+        sequentialPost(
+          `${gateway.url}/browsers/${tenant.sessionName}/computer/press_key`,
+          JSON.stringify({ keys }),
+          { amount: 1 },
+          tenant.apiKey,
+        ),
+      );
       await recorder.waitForEvents(eventsFor(keys), 15_000);
       recorder.clear();
       const [xdotool] = await timeCommand("xdotool", xdotoolArgs, 1, xdotoolEnv);

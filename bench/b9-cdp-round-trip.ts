@@ -1,11 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type BenchContext, type BenchOutcome, metric } from "./lib/bench.ts";
-import { CdpClient } from "./lib/cdp-client.ts";
-import { waitForFocusedSpare } from "./lib/chromium.ts";
+import type { CdpClient } from "./lib/cdp-client.ts";
 import { BROWSER_SCREEN } from "./lib/environment.ts";
 import type { LatencySummary } from "./lib/load-spec.ts";
 import { round } from "./lib/measure.ts";
-import { createSession, deleteSession, directDevToolsUrl } from "./lib/sessions.ts";
+import { withFocusedSession } from "./lib/sessions.ts";
 import { median, summarize } from "./lib/stats.ts";
 
 /** Quiet time before each part's measured rounds: the session's handover and page setup are done. */
@@ -117,20 +116,11 @@ export async function b9CdpRoundTrip(ctx: BenchContext): Promise<BenchOutcome> {
   const started = performance.now();
   const { env, settings, progress } = ctx;
   const gateway = await env.browserGateway();
-  // The agent hands the warm spare that has the focus to the next session.
-  const spare = await waitForFocusedSpare(gateway.agent);
-  const session = await createSession(gateway);
-  const clients: CdpClient[] = [];
-  let failed = false;
-  try {
-    const directUrl = await directDevToolsUrl(session.cdp_ws_url, spare);
+  return withFocusedSession(gateway, async ({ session, directUrl, open }) => {
     const floorGateway = await env.cdpFloor();
-    const viaGateway = await CdpClient.open(session.cdp_ws_url);
-    clients.push(viaGateway);
-    const viaFloor = await CdpClient.open(`ws://127.0.0.1:${floorGateway.port}/cdp/${encodeURIComponent(directUrl)}`);
-    clients.push(viaFloor);
-    const direct = await CdpClient.open(directUrl);
-    clients.push(direct);
+    const viaGateway = await open(session.cdp_ws_url);
+    const viaFloor = await open(`ws://127.0.0.1:${floorGateway.port}/cdp/${encodeURIComponent(directUrl)}`);
+    const direct = await open(directUrl);
 
     const product = (await viaGateway.send<{ product: string }>("Browser.getVersion")).product;
     for (const client of [viaFloor, direct]) {
@@ -325,14 +315,5 @@ export async function b9CdpRoundTrip(ctx: BenchContext): Promise<BenchOutcome> {
       },
       seconds: (performance.now() - started) / 1000,
     };
-  } catch (error) {
-    failed = true;
-    throw error;
-  } finally {
-    await Promise.allSettled(clients.map((c) => c.close()));
-    // After a failure, the failure is what is reported (the environment stops everything anyway).
-    await deleteSession(gateway, session.session_id).catch((error: unknown) => {
-      if (!failed) throw error;
-    });
-  }
+  });
 }

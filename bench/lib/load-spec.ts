@@ -46,3 +46,29 @@ export interface LoadResult {
   latency: LatencySummary;
   latenciesMs?: number[];
 }
+
+/**
+ * One client POSTing the JSON `body` to `url`, one request at a time, every latency kept: how the
+ * latency benchmarks time a call. `apiKey` goes as a Bearer token; `warmup` requests come first.
+ */
+export function sequentialPost(
+  url: string,
+  body: string,
+  counts: { amount: number; warmup?: number },
+  apiKey?: string,
+): LoadSpec {
+  return {
+    targets: [
+      {
+        url,
+        connections: 1,
+        method: "POST",
+        headers: { ...(apiKey && { authorization: `Bearer ${apiKey}` }), "content-type": "application/json" },
+        body,
+      },
+    ],
+    ...(counts.warmup !== undefined && { warmup: { amount: counts.warmup } }),
+    amount: counts.amount,
+    keepLatencies: true,
+  };
+}
