@@ -109,6 +109,11 @@ export class HostPool {
     return true;
   }
 
+  /** How many channels are open now: one per host this gateway talks to, or watches the health stream of. */
+  get openChannels(): number {
+    return this.#channels.size;
+  }
+
   /** Whether the agent's gRPC health service says it serves; rejects with RpcError when it cannot be asked. */
   serving(address: string, timeoutMs: number): Promise<boolean> {
     return checkServing(this.#entry(address, true).channel, timeoutMs);
